@@ -110,6 +110,7 @@ class SensitivityResult(_Record):
     higher_is_better:bool=True                  # sign convention of `delta`
     settings:dict=field(default_factory=dict)   # criteria, granularity, ... as used
     timing:Timing|None=None                     # eval_fn calls and seconds (not saved in CSV, not compared)
+    method:str='measured'                       # 'measured', or how it was estimated: 'taylor', 'fisher' (`fasterai.analyze.estimate`)
     _core = ('compression_type', 'compression_level', 'baseline_metric', 'layers', 'metric_name',
              'higher_is_better', 'settings')
 
@@ -137,7 +138,8 @@ class SensitivityResult(_Record):
 
     def __repr__(self):
         return (f"SensitivityResult({self.compression_type} at {level_str(self.compression_type, self.compression_level)}, "
-                f"{len(self.layers)} layers, baseline {self.metric_name}={self.baseline_metric:.6g})")
+                f"{len(self.layers)} layers, baseline {self.metric_name}={self.baseline_metric:.6g}"
+                f"{'' if self.method == 'measured' else f', estimated by {self.method}'})")
 
 # %% ../../nbs/analyze/results.ipynb #80648038
 def _table(layers, metric_name) -> str:
@@ -153,6 +155,8 @@ def _summary_text(self:SensitivityResult, top:int=5) -> str:
     lines = [f"Sensitivity of {self.metric_name} to {self.compression_type} at {what}: {len(ms)} of {len(self.layers)} layers measured",
              f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better); "
              f"delta = {sign}, positive = damage"]
+    if self.method != 'measured':
+        lines.append(f"Estimated by {self.method!r}, not measured: the deltas are predictions (check them with rank_correlation)")
     if self.settings: lines.append('Settings: ' + ', '.join(f"{k}={v}" for k, v in self.settings.items()))
     if 0 < len(ms) <= 2 * top:
         lines += ['', "Measured layers, most sensitive first:", _table(self.top(len(ms)), self.metric_name)]
@@ -209,7 +213,7 @@ _LAYER_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'bas
                  'channels_removed': opt(dec_int)}
 _TIMING_FIELDS = {'n_evals': dec_int, 'eval_seconds': dec_float, 'total_seconds': dec_float, 'floor_evals': dec_int}
 _TEXT_COLS = {'name': True, 'layer_type': True, 'compression_type': True, 'metric_name': True, 'layer': True,
-              'reason': 'opt', 'group': 'opt'}           # CSV columns holding text as written
+              'reason': 'opt', 'group': 'opt', 'method': True}   # CSV columns holding text as written
 
 def _dec_timing(v, what): return None if v is None else decode(Timing, v, _TIMING_FIELDS, what, list(_TIMING_FIELDS))
 def _timing_dict(t): return None if t is None else {f.name: getattr(t, f.name) for f in fields(t)}
@@ -223,7 +227,7 @@ def _load_json(cls, path, spec, check=lambda r: r):
     except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
 
 _RESULT_FIELDS = {'compression_type': dec_str, 'compression_level': dec_level, 'baseline_metric': dec_float,
-                  'metric_name': dec_str, 'higher_is_better': dec_bool, 'settings': dec_dict, 'timing': _dec_timing,
+                  'metric_name': dec_str, 'higher_is_better': dec_bool, 'settings': dec_dict, 'timing': _dec_timing, 'method': dec_str,
                   'layers': list_of(_dec_record(LayerSensitivity, _LAYER_FIELDS))}
 
 @_method(SensitivityResult, 'to_json')
@@ -242,8 +246,8 @@ _META = ['compression_type', 'compression_level', 'metric_name', 'higher_is_bett
 @_method(SensitivityResult, 'to_csv')
 def _to_csv(self:SensitivityResult, path):
     "Save as CSV: one row per layer, the result's metadata repeated on each row (timing is not saved)."
-    meta = [getattr(self, k) for k in _META]
-    write_csv(path, list(_LAYER_FIELDS) + _META, [[getattr(l, k) for k in _LAYER_FIELDS] + meta for l in self.layers])
+    meta = [getattr(self, k) for k in _META + ['method']]
+    write_csv(path, list(_LAYER_FIELDS) + _META + ['method'], [[getattr(l, k) for k in _LAYER_FIELDS] + meta for l in self.layers])
 
 @_method(SensitivityResult, 'from_csv', classmethod)
 def _from_csv(cls, path) -> SensitivityResult:
@@ -252,13 +256,13 @@ def _from_csv(cls, path) -> SensitivityResult:
     missing = [c for c in list(LayerSensitivity._core) + _META if c not in head]
     if missing: raise ValueError(f"{path} is not a fasterai SensitivityResult CSV: missing columns {missing}")
     try:
-        meta = same_in_all_rows(rows, {k: _RESULT_FIELDS[k] for k in _META}, _TEXT_COLS)
+        meta = same_in_all_rows(rows, {k: _RESULT_FIELDS[k] for k in _META + ['method'] if k in head}, _TEXT_COLS)
         layers = [LayerSensitivity(**{k: from_cell(r[k], dec, f"row {i + 2} {k}", _TEXT_COLS.get(k, False))
                                       for k, dec in _LAYER_FIELDS.items() if k in r})
                   for i, r in enumerate(rows)]
         if len({repr(l.baseline_metric) for l in layers}) != 1: raise ValueError("baseline_metric differs between rows")
         return cls(meta['compression_type'], meta['compression_level'], layers[0].baseline_metric, layers,
-                   meta['metric_name'], meta['higher_is_better'], meta['settings'])
+                   meta['metric_name'], meta['higher_is_better'], meta['settings'], method=meta.get('method', 'measured'))
     except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
 
 # %% ../../nbs/analyze/results.ipynb #975b0dd6
