@@ -190,7 +190,7 @@ class SparsityCompression(_WeightEdit):
             keep = layer_mask(m.weight, scores, level)
         self._edited = (m, name)
         with torch.no_grad(): m.weight.mul_(keep)
-        return {}
+        return {'touched': [name]}
 
     def close(self):
         super().close()
@@ -278,7 +278,7 @@ class QuantizationCompression(_WeightEdit):
         if self.setup.quant_activations:
             lo, hi = self.ranges[name]
             self._hook = m.register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=level))
-        return {}
+        return {'touched': [name]}
 
     def undo(self):
         if self._hook is not None: self._hook.remove(); self._hook = None
@@ -323,7 +323,7 @@ class PruningCompression(Compression):
             info = cm.__enter__()
         self._cm = cm
         before, after = info.groups.get(unit.group, (0, 0))
-        return {'channels_removed': before - after}
+        return {'channels_removed': before - after, 'touched': list(info.touched)}
 
     def undo(self):
         cm, self._cm = self._cm, None

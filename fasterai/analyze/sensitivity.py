@@ -15,13 +15,16 @@ from ..core.granularity import Granularities
 from .compressions import (AnalysisSetup, get_compression, compressions, run_model, input_shape,
                                            to_device, first_item)
 from .results import (LayerSensitivity, SensitivityResult, LayerCurve, SweepResult, Timing)
+from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric,
+                                         eval_batches, split_batch)
 
-_all_ = ['LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing']
+_all_ = ['LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing',
+         'Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric']
 
 # %% auto #0
-__all__ = ['early_stop_modes', 'ModelGuard', 'compressible_layers', 'select_layers', 'check_early_stop', 'as_metric',
-           'check_sample', 'SensitivityAnalyzer', 'analyze_sensitivity', 'LayerSensitivity', 'SensitivityResult',
-           'LayerCurve', 'SweepResult', 'Timing']
+__all__ = ['early_stop_modes', 'ModelGuard', 'compressible_layers', 'select_layers', 'check_early_stop', 'check_sample',
+           'SensitivityAnalyzer', 'analyze_sensitivity', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve',
+           'SweepResult', 'Timing', 'Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric']
 
 # %% ../../nbs/analyze/sensitivity.ipynb #f16eeea2
 def _hook_dicts(m:nn.Module) -> list:
@@ -128,19 +131,6 @@ def check_early_stop(early_stop):
         raise ValueError(f"early_stop value {value!r} must be a finite number")
     return (mode, value)
 
-def as_metric(value, baseline:bool=False) -> float:
-    "The value returned by `eval_fn` as a float: a number, a numpy scalar or a one-element tensor."
-    v = value
-    if isinstance(v, torch.Tensor) and v.numel() == 1: v = v.item()
-    elif isinstance(v, np.generic): v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"eval_fn must return a number (e.g. an accuracy or a loss); it returned "
-                        f"{type(value).__name__}: {value!r}")
-    v = float(v)
-    if baseline and not math.isfinite(v):
-        raise ValueError(f"eval_fn returned {type(value).__name__}: {value!r} on the untouched model; a finite number is expected")
-    return v
-
 # %% ../../nbs/analyze/sensitivity.ipynb #a3f7dc91
 def _layer_macs(m:nn.Module, args, out) -> int:
     "Multiply-accumulates of one call of a Conv/ConvTranspose/Linear layer."
@@ -168,22 +158,6 @@ def check_sample(model:nn.Module, layers:dict, sample) -> dict:
     return macs
 
 # %% ../../nbs/analyze/sensitivity.ipynb #333ea323
-class _Evaluator:
-    "Calls `eval_fn(model)`, counting the calls and the seconds spent inside."
-    def __init__(self, eval_fn, model, higher_is_better):
-        self.eval_fn, self.model, self.hib, self.n, self.seconds = eval_fn, model, higher_is_better, 0, 0.
-
-    def _call(self):
-        t0 = time.perf_counter()
-        try: return self.eval_fn(self.model)
-        finally: self.seconds += time.perf_counter() - t0; self.n += 1
-
-    def baseline(self) -> float: return as_metric(self._call(), baseline=True)
-
-    def compressed(self) -> float:
-        v = as_metric(self._call())
-        return (-math.inf if self.hib else math.inf) if math.isnan(v) else v
-
 class _Progress:
     "A fastprogress bar over the measurements, or nothing at all when not `verbose`."
     def __init__(self, total:int, verbose:bool):
@@ -210,7 +184,7 @@ def _measure(comp, units, levels, stop, baseline, ev, guard, verbose) -> list:
                 for i, level in enumerate(levels):
                     with comp.applied(u, level) as info:
                         removed[i] = info.get('channels_removed')
-                        if removed[i] != 0: metrics[i] = ev.compressed()     # nothing removed: nothing to measure
+                        if removed[i] != 0: metrics[i] = ev.compressed(info.get('touched'))   # nothing removed: nothing to measure
                     guard.restore_buffers()
                     pb.step(f"{u.names[0]} at {level:g}")
                     if stop and not math.isnan(metrics[i]) and early_stop_modes[stop[0]](baseline, metrics[i], stop[1]):
@@ -226,32 +200,58 @@ def _model_device(model):
     devs = _devices(model)
     return devs.pop() if len(devs) == 1 else None
 
+def _check_measure(eval_fn, data, metric):
+    "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."
+    if eval_fn is not None:
+        if data is not None or metric is not None:
+            raise ValueError("give either eval_fn, or data and metric — not both")
+        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
+    elif data is None and metric is None:
+        raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and "
+                         "metric=metric(preds, targets) -> float")
+    elif data is None or metric is None:
+        raise ValueError(f"data and metric go together: {'metric' if metric is None else 'data'} is missing")
+
 class SensitivityAnalyzer:
-    "Measure, one layer at a time, how much compressing it changes `eval_fn(model)`; the model is given back exactly."
+    "Measure, one layer at a time, how much compressing it changes your metric; the model is given back exactly."
     def __init__(self,
                  model:nn.Module,                  # the model to analyse (left exactly as it was)
-                 sample,                           # an example input: a tensor (a batch), a tuple of inputs or a dict
-                 eval_fn,                          # eval_fn(model) -> float: your metric
+                 sample=None,                      # an example input: a tensor (a batch), a tuple or a dict (with data: default the first batch's inputs)
+                 eval_fn=None,                     # eval_fn(model) -> float: your metric (or give data and metric)
                  *,
+                 data=None,                        # batches (x, y): a list, a DataLoader, fastai DataLoaders (its valid)
+                 metric=None,                      # with data: metric(preds, targets) -> float over all batches
+                 suffix:bool=True,                 # with data: re-run only the part of the network after each layer
+                 max_cache_mb:float=512.,          # with suffix: memory for cached activations (results never depend on it)
                  criteria:Criteria=large_final,    # which weights/filters go first (sparsity, pruning)
                  higher_is_better:bool=True,       # True for accuracy, False for a loss
-                 metric_name:str='accuracy',       # what eval_fn returns, for reports
+                 metric_name:str='accuracy',       # what the metric is, for reports
                  device=None,                      # run the analysis on this device (None: where the model is)
                  calibration_data=None):           # activation quantization: batches to calibrate output ranges
         if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
-        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
+        _check_measure(eval_fn, data, metric)
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
+        if sample is None and data is not None:
+            batches = eval_batches(data)
+            first = next(iter(batches), None)
+            if first is None: raise ValueError("data yielded no batch: nothing to evaluate on")
+            sample = split_batch(first, getattr(batches, 'n_inp', None))[0]
         if sample is None: raise ValueError("sample is required: an example input of the model, e.g. one batch")
         if device is not None and torch.device(device).type == 'meta':
             raise ValueError("device='meta' holds no data: the model could not come back from it")
         self.model, self.sample, self.eval_fn, self.criteria = model, sample, eval_fn, criteria
+        self.data, self.metric, self.suffix = data, metric, bool(suffix)
         self.higher_is_better, self.metric_name = bool(higher_is_better), str(metric_name)
         self.device, self.calibration_data = device, calibration_data
+        if eval_fn is not None: self.evaluator = FunctionEvaluator(eval_fn, model, self.higher_is_better)
+        elif suffix: self.evaluator = SuffixEvaluator(model, data, metric, self.higher_is_better, max_cache_mb)
+        else: self.evaluator = DataEvaluator(model, data, metric, self.higher_is_better)
 
     def __repr__(self):
         return (f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "
-                f"metric={self.metric_name!r}, higher_is_better={self.higher_is_better}, criteria={self.criteria.name})")
+                f"metric={self.metric_name!r}, higher_is_better={self.higher_is_better}, criteria={self.criteria.name}, "
+                f"{type(self.evaluator).__name__})")
 
     def analyze(self,
                 compression:str,                 # 'sparsity', 'pruning' or 'quantization'
@@ -263,7 +263,7 @@ class SensitivityAnalyzer:
                 quant_activations:bool=False,    # quantization: also fake-quantize each layer's output
                 verbose:bool=True                # progress bar; False prints nothing
                ) -> SensitivityResult:
-        "Compress each layer alone at `level`, measure `eval_fn`, restore it: a `SensitivityResult`."
+        "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
         opts = dict(granularity=granularity, quant_per_channel=quant_per_channel, quant_activations=quant_activations)
         sw = _run(self, compression, [level], layers, None, opts, verbose, single=True)
         res = sw.at(sw.levels[0])
@@ -310,13 +310,16 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
         dev = torch.device(self.device) if self.device is not None else _model_device(self.model)
         setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
         macs = check_sample(self.model, sel, setup.sample)
-        ev = _Evaluator(self.eval_fn, self.model, self.higher_is_better)
-        baseline = ev.baseline()
-        guard.restore_buffers()
+        ev = self.evaluator
+        n0, s0 = ev.n, ev.seconds
         try:
-            comp.prepare()
-            rows = _measure(comp, comp.units(), lv, stop, baseline, ev, guard, verbose)
-        finally: comp.close()
+            baseline = ev.baseline()
+            guard.restore_buffers()
+            try:
+                comp.prepare()
+                rows = _measure(comp, comp.units(), lv, stop, baseline, ev, guard, verbose)
+            finally: comp.close()
+        finally: ev.close()
     curves = [LayerCurve(n, type(sel[n]).__name__, sel[n].weight.numel(), list(metrics), macs.get(n) or None, stopped,
                          u.group, None if u.members is None else list(u.members), u.prunable, u.reason,
                          list(removed) if any(r is not None for r in removed) else None)
@@ -324,24 +327,25 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     order = {n: i for i, n in enumerate(sel)}
     curves.sort(key=lambda c: order[c.name])
     res = SweepResult(cls.name, lv, baseline, curves, self.metric_name, self.higher_is_better, stop, comp.settings())
-    res.timing = Timing(ev.n, ev.seconds, time.perf_counter() - t0, 1 + len(sel) * len(lv))
+    res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(sel) * len(lv))
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #89ca4dd7
-_init_kwargs, _analyze_kwargs = ('device', 'calibration_data'), ('layers', 'quant_per_channel', 'quant_activations')
+_init_kwargs = ('device', 'calibration_data', 'data', 'metric', 'suffix', 'max_cache_mb')
+_analyze_kwargs = ('layers', 'quant_per_channel', 'quant_activations')
 
 def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)
-                        sample,                         # an example input: a tensor (a batch), a tuple of inputs or a dict
-                        eval_fn,                        # eval_fn(model) -> float: your metric
+                        sample=None,                    # an example input: a tensor (a batch), a tuple of inputs or a dict
+                        eval_fn=None,                   # eval_fn(model) -> float: your metric (or data= and metric=)
                         compression:str='sparsity',     # 'sparsity', 'pruning' or 'quantization'
                         level=50,                       # percent (sparsity, pruning) or bits (quantization)
                         *,
                         criteria:Criteria=large_final,  # which weights/filters go first
                         higher_is_better:bool=True,     # True for accuracy, False for a loss
-                        metric_name:str='accuracy',     # what eval_fn returns, for reports
+                        metric_name:str='accuracy',     # what the metric is, for reports
                         granularity:str='weight',       # sparsity: which weights go together
                         verbose:bool=True,              # progress bar; False prints nothing
-                        **kwargs                        # device, calibration_data, layers, quant_per_channel, quant_activations
+                        **kwargs                        # data, metric, suffix, max_cache_mb, device, calibration_data, layers, quant_per_channel, quant_activations
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
     unknown = [k for k in kwargs if k not in _init_kwargs + _analyze_kwargs]

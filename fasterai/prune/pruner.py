@@ -114,8 +114,9 @@ class LayerGroup:
 
 @dataclass
 class PruneInfo:
-    "What `Pruner.pruned` removed: group id -> (channels before, channels after)."
+    "What `Pruner.pruned` removed: group id -> (channels before, channels after), and what it changed."
     groups: dict = field(default_factory=dict)
+    touched: list = field(default_factory=list)   # names of the changed modules (and parameters outside any layer), in model order
     @property
     def removed(self) -> int:
         "Channels removed in total."
@@ -140,7 +141,7 @@ def _plain_state(m) -> dict:
 class _Undo:
     "The state one group prune changes, saved just before it; `restore()` puts it back exactly."
     def __init__(self, pruner, group):
-        DG, self.pruner, self.mods, self.param_nodes = pruner.DG, pruner, [], []
+        DG, self.pruner, self.mods, self.param_nodes, self.touched = pruner.DG, pruner, [], [], []
         seen = set()
         def keep(m):
             if id(m) in seen: return
@@ -152,7 +153,10 @@ class _Undo:
                 name = DG._param_to_name[node.module]
                 keep(pruner.model.get_submodule(name.rpartition('.')[0]))
                 self.param_nodes.append((node, node.module))
-            else: keep(node.module)
+                self.touched.append(name)
+            else:
+                keep(node.module)
+                if node.module in pruner._names: self.touched.append(pruner._names[node.module])
         self.module2node, self.param_to_name = dict(DG.module2node), dict(DG._param_to_name)
         self.history, self.references = len(DG._pruning_history), dict(pruner.references)
 
@@ -415,6 +419,9 @@ def pruned(self:Pruner, pruning_ratio:dict):
             before = g.channels
             self._apply(g, idxs, record=False, undo=undo)
             info.groups[g.id] = (before, g.channels)
+        order = {n: i for i, n in enumerate(self._names.values())}
+        where = lambda n: order.get(n, order.get(n.rpartition('.')[0], -1))     # a parameter sits at its owner
+        info.touched = sorted({n for u in undo for n in u.touched}, key=lambda n: (where(n), n))
         yield info
     finally:
         for u in reversed(undo): u.restore()
