@@ -45,6 +45,11 @@ class Criteria:
 
     def __repr__(self): return f"Criteria({self.name}, reducer={self.reducer!r}, normalizer={self.normalizer!r})"
 
+    def __reduce__(self):
+        "The named instances pickle by name (their function's module name is rebound to the instance)."
+        if _named_criteria(self.name) is self: return (_named_criteria, (self.name,))
+        return (Criteria, (self.f, self.reducer, self.normalizer, self.needs_init, self.needs_update, self.needs_grad))
+
     def weight_scores(self, w:torch.Tensor, w_init=None, grad=None) -> torch.Tensor:
         "Per-weight scores, same shape as `w`."
         if self.needs_grad:
@@ -67,6 +72,12 @@ class Criteria:
         "Scores of `module.weight` grouped by `granularity` (broadcastable to the weight)."
         dim = Granularities.get_dim(module, granularity)
         return self.group_scores(module.weight, dim, w_init, module.weight.grad)
+
+# %% ../../nbs/core/criteria.ipynb #633a1f2c
+def _named_criteria(name:str):
+    "The module-level criteria instance called `name` (None if there is none)."
+    c = globals().get(name)
+    return c if isinstance(c, Criteria) else None
 
 # %% ../../nbs/core/criteria.ipynb #53610ecb
 def random(w): return torch.rand_like(w, dtype=torch.float32)
