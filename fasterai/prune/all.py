@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/prune/all.ipynb #55d7a773
+# %% ../../nbs/prune/all.ipynb #8a06c2d0
 from fasterai.prune import pruner, prune_callback
 from fasterai.prune.pruner import *
 from fasterai.prune.prune_callback import *

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/sparse/all.ipynb #c37d50c0
+# %% ../../nbs/sparse/all.ipynb #2bae762c
 from fasterai.sparse import sparsifier, sparsify_callback
 from fasterai.sparse.sparsifier import *
 from fasterai.sparse.sparsify_callback import *
