@@ -93,6 +93,10 @@ def eval_batches(data):
     if iter(data) is data:
         raise TypeError(f"data is an iterator ({type(data).__name__}): it can be read only once, and every evaluation "
                         f"reads it again; pass a list of batches or a DataLoader")
+    if getattr(data, 'shuffle', False) is True or type(getattr(data, 'sampler', None)).__name__ == 'RandomSampler':
+        raise ValueError("data is shuffled (shuffle=True): every evaluation must see the same batches in the same order "
+                         "(the baseline's cached activations and targets are matched batch by batch); pass a DataLoader "
+                         "with shuffle=False (a fastai DataLoaders' .valid is not shuffled)")
     return data
 
 def split_batch(batch,

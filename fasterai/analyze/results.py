@@ -18,9 +18,9 @@ __all__ = ['Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResu
 # %% ../../nbs/analyze/results.ipynb #b307fc4f
 @dataclass
 class Timing:
-    "Where an analysis spent its time: inside the user's `eval_fn`, and everything else."
-    n_evals:int=0               # calls of eval_fn, the baseline included
-    eval_seconds:float=0.       # wall time spent inside eval_fn
+    "Where an analysis spent its time: evaluating the metric (the user's `eval_fn`, or data + metric), and everything else."
+    n_evals:int=0               # evaluations of the metric, the baseline included
+    eval_seconds:float=0.       # wall time spent evaluating the metric (eval_fn, or data + metric)
     total_seconds:float=0.      # wall time of the whole analyze/sweep call
     floor_evals:int=0           # 1 + layers × levels: what any black-box analysis must call
 
@@ -33,7 +33,7 @@ class Timing:
         return 100 * self.overhead_seconds / self.eval_seconds if self.eval_seconds > 0 else math.nan
 
     def __str__(self):
-        return (f"{self.n_evals} eval_fn calls (floor {self.floor_evals}), {self.eval_seconds:.3f} s inside eval_fn, "
+        return (f"{self.n_evals} evaluations (floor {self.floor_evals}), {self.eval_seconds:.3f} s evaluating the metric, "
                 f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%")
 
 def damage(baseline:float, metric:float, higher_is_better:bool=True) -> float:
