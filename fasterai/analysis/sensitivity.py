@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/analysis/sensitivity.ipynb #55621885
+# %% ../../nbs/analysis/sensitivity.ipynb #f9ce9e36
 from fasterai.analyze import sensitivity as _sensitivity
 from fasterai.analyze.sensitivity import *
 __all__ = list(_sensitivity.__all__)

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/prune/all.ipynb #8a06c2d0
+# %% ../../nbs/prune/all.ipynb #7ede25ec
 from fasterai.prune import pruner, prune_callback
 from fasterai.prune.pruner import *
 from fasterai.prune.prune_callback import *

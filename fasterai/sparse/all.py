@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/sparse/all.ipynb #2bae762c
+# %% ../../nbs/sparse/all.ipynb #e911a15a
 from fasterai.sparse import sparsifier, sparsify_callback
 from fasterai.sparse.sparsifier import *
 from fasterai.sparse.sparsify_callback import *
