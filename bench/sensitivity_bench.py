@@ -6,8 +6,13 @@ model and compression this prints, one plain line per figure: wall time, eval_fn
 floor, time inside eval_fn, and the overhead above it in percent of the time inside eval_fn.
 
     OMP_NUM_THREADS=1 python bench/sensitivity_bench.py                      # CPU, resnet18 + resnet50
+    OMP_NUM_THREADS=1 python bench/sensitivity_bench.py --models resnet18 --size 64,224   # both image sizes
     python bench/sensitivity_bench.py --device cuda --size 224 --batch 32    # same script on a GPU
     python bench/sensitivity_bench.py --models resnet18 --profile            # where the overhead goes
+
+The overhead is mostly a fixed cost per measured layer (passes over that layer's weights, a pruning
+graph operation), so its percentage depends on how long eval_fn takes: small images make eval_fn cheap
+and the percentage large. `--size 64,224` reports both.
 
 Models are torchvision's with random weights (weights=None); the batch is random; eval_fn is
 mean |output| under torch.no_grad() (synchronised on CUDA so its time is real).
@@ -23,7 +28,7 @@ def parse_args(argv=None):
     p.add_argument('--device', default='cpu', help='torch device: cpu, cuda, cuda:1, ... (default: cpu)')
     p.add_argument('--models', default='resnet18,resnet50', help='comma-separated torchvision names (default: resnet18,resnet50)')
     p.add_argument('--batch', type=int, default=8, help='images in the random batch (default: 8)')
-    p.add_argument('--size', type=int, default=64, help='image height and width (default: 64)')
+    p.add_argument('--size', default='64', help='image height and width; comma-separated for several sizes (default: 64)')
     p.add_argument('--compressions', default='sparsity,pruning,quantization', help='which compressions to time')
     p.add_argument('--sparsity', default='50', help='sparsity level(s) in percent, comma-separated for a sweep (default: 50)')
     p.add_argument('--pruning', default='30', help='pruning level(s) in percent (default: 30)')
@@ -37,7 +42,9 @@ def parse_args(argv=None):
     a.compressions = comps
     try: a.levels = {c: [int(v) if float(v).is_integer() else float(v) for v in getattr(a, c).split(',')] for c in comps}
     except ValueError as e: p.error(f"levels must be numbers: {e}")
-    if a.batch < 1 or a.size < 1 or a.repeat < 1: p.error('--batch, --size and --repeat must be positive')
+    try: a.sizes = [int(v) for v in a.size.split(',') if v.strip()]
+    except ValueError as e: p.error(f"--size must be integers: {e}")
+    if a.batch < 1 or not a.sizes or min(a.sizes) < 1 or a.repeat < 1: p.error('--batch, --size and --repeat must be positive')
     return a
 
 
@@ -121,23 +128,24 @@ def main(argv=None):
     except RuntimeError: sys.exit(f"--device {a.device!r} is not a torch device")
     if device.type == 'cuda' and not torch.cuda.is_available(): sys.exit('--device cuda: CUDA is not available')
     for l in machine_lines(device): print(l)
-    print(f"input: random batch {a.batch}x3x{a.size}x{a.size}; eval_fn = mean |output| under no_grad; "
+    print(f"input: random batch {a.batch}x3xSxS, S in {a.sizes}; eval_fn = mean |output| under no_grad; "
           f"models with weights=None; median of {a.repeat} run(s)")
+    if hasattr(os, 'getloadavg'): print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min)")
     t_all = time.perf_counter()
-    for name in [m.strip() for m in a.models.split(',') if m.strip()]:
+    for name, size in [(m.strip(), s) for m in a.models.split(',') if m.strip() for s in a.sizes]:
         torch.manual_seed(0)
         model = tvm.get_model(name, weights=None).eval().to(device)
-        x = torch.randn(a.batch, 3, a.size, a.size, generator=torch.Generator().manual_seed(0)).to(device)
+        x = torch.randn(a.batch, 3, size, size, generator=torch.Generator().manual_seed(0)).to(device)
         warm = TimedEval(x, device)
         for _ in range(3): warm(model)
-        print(f"{name}: eval_fn {1000 * warm.seconds / warm.n:.1f} ms per call (warm)")
+        print(f"{name} {size}x{size}: eval_fn {1000 * warm.seconds / warm.n:.1f} ms per call (warm)")
         for comp in a.compressions:
             lv = a.levels[comp]
             runs = sorted((run_once(model, x, comp, lv, device) for _ in range(a.repeat)), key=lambda r: r['wall'])
             r = runs[len(runs) // 2]
             over = r['wall'] - r['eval']
             pct = 100 * over / r['eval']
-            tag = f"{name} {comp} {level_text(comp, lv)}"
+            tag = f"{name} {size}x{size} {comp} {level_text(comp, lv)}"
             target = TARGETS.get(name, {}).get(comp)
             verdict = '' if target is None else f"; target <= {target:g}%: {'met' if pct <= target else 'MISSED'}"
             print(f"{tag}: wall time {r['wall']:.3f} s")
@@ -154,6 +162,7 @@ def main(argv=None):
                 print(f"{tag}: profile, top functions by own time:")
                 for l in tot: print(f"    {l}")
         del model
+    if hasattr(os, 'getloadavg'): print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min)")
     print(f"bench ran in {time.perf_counter() - t_all:.0f} s")
 
 

@@ -122,6 +122,11 @@ class Compression:
 
     def validate(self): "Cheap checks on the selected layers, before any work."
     def prepare(self): "One-off work before the first measurement (may run the model)."
+
+    def run_sample(self, inputs):
+        "Run the model once on `inputs`: the analysis' fit check (its MAC-counting hooks are on the layers)."
+        with torch.no_grad(): return run_model(self.setup.model, inputs)
+
     def units(self) -> list[Unit]: return [Unit([n]) for n in self.setup.layers]
     def apply(self, unit:Unit, level) -> dict: raise NotImplementedError
     def undo(self): raise NotImplementedError
@@ -136,12 +141,18 @@ class Compression:
 # %% ../../nbs/analyze/compressions.ipynb #dbbb7396
 class _WeightEdit(Compression):
     "Base of kinds that rewrite one layer's weight in place and restore it from a copy."
-    def prepare(self): self._orig, self._edited = (None, None), None
+    def prepare(self):
+        self._orig, self._edited = (None, None), None
+        w = max((m.weight for m in self.setup.layers.values()), key=lambda t: t.numel())
+        self._buf = torch.empty(w.numel(), dtype=w.dtype, device=w.device)   # room for the largest weight
 
     def _original(self, name:str) -> torch.Tensor:
-        "The original weight of layer `name` (copied once per layer)."
+        "The original weight of layer `name` (copied once per layer, into the shared buffer when it fits)."
         if self._orig[0] != name:
-            self._orig = (name, self.setup.layers[name].weight.detach().clone())
+            w, b = self.setup.layers[name].weight.detach(), self._buf
+            fits = (b is not None and w.is_contiguous() and w.dtype == b.dtype and w.device == b.device
+                    and w.numel() <= b.numel())
+            self._orig = (name, b[:w.numel()].view(w.shape).copy_(w) if fits else w.clone())
         return self._orig[1]
 
     def undo(self):
@@ -152,7 +163,7 @@ class _WeightEdit(Compression):
 
     def close(self):
         self.undo()
-        self._orig = (None, None)
+        self._orig, self._buf = (None, None), None
 
 # %% ../../nbs/analyze/compressions.ipynb #244f2b4f
 @register_compression
@@ -189,7 +200,7 @@ class SparsityCompression(_WeightEdit):
             warnings.simplefilter('ignore')
             keep = layer_mask(m.weight, scores, level)
         self._edited = (m, name)
-        with torch.no_grad(): m.weight.mul_(keep)
+        with torch.no_grad(): m.weight.mul_(keep.view(torch.uint8))   # same bytes; ~3x faster than a bool factor
         return {'touched': [name]}
 
     def close(self):
@@ -197,16 +208,23 @@ class SparsityCompression(_WeightEdit):
         self._scores = (None, None)
 
 # %% ../../nbs/analyze/compressions.ipynb #85212066
-def fake_quantize(w:torch.Tensor, bits:int, axis:int|None=0) -> torch.Tensor:
+def fake_quantize(w:torch.Tensor,              # the weights
+                  bits:int,                    # bit width, 2-16
+                  axis:int|None=0,             # one scale per slice along this axis; None: one for the tensor
+                  out:torch.Tensor|None=None,  # write the result here (e.g. the layer's weight), not into a new tensor
+                 ) -> torch.Tensor:
     "Symmetric fake-quantization of `w` to `bits`: one scale per slice along `axis` (None: per tensor)."
     qmax = 2 ** (bits - 1) - 1
     x = w.detach().float()
-    if axis is None: amax = x.abs().amax()
-    else:
-        dims = [d for d in range(x.dim()) if d != axis]
-        amax = x.abs().amax(dim=dims, keepdim=True) if dims else x.abs()
+    dims = [d for d in range(x.dim()) if d != axis] if axis is not None else list(range(x.dim()))
+    if not dims: amax = x.abs()
+    else: amax = torch.maximum(x.amax(dim=dims, keepdim=True), x.amin(dim=dims, keepdim=True).neg())  # max |x|, no temporary
+    if axis is None: amax = amax.reshape(())
     scale = torch.where(amax > 0, amax / qmax, torch.ones_like(amax))
-    return ((x / scale).round().clamp(-qmax, qmax) * scale).to(w.dtype)
+    if out is not None and out.dtype == w.dtype == torch.float32:            # in place: the same ops, no temporaries
+        return torch.div(x, scale, out=out).round_().clamp_(-qmax, qmax).mul_(scale)
+    q = ((x / scale).round().clamp(-qmax, qmax) * scale).to(w.dtype)
+    return q if out is None else out.copy_(q)
 
 def fake_quantize_affine(x:torch.Tensor, lo:float, hi:float, bits:int) -> torch.Tensor:
     "Asymmetric per-tensor fake-quantization of `x` to `bits` over `[lo, hi]` (widened to include 0)."
@@ -273,8 +291,8 @@ class QuantizationCompression(_WeightEdit):
         name = unit.names[0]; m = self.setup.layers[name]
         w = self._original(name)
         self._edited = (m, name)
-        q = fake_quantize(w, level, out_channel_axis(m) if self.setup.quant_per_channel else None)
-        with torch.no_grad(): m.weight.copy_(q)
+        with torch.no_grad(): fake_quantize(w, level, out_channel_axis(m) if self.setup.quant_per_channel else None,
+                                            out=m.weight.detach())
         if self.setup.quant_activations:
             lo, hi = self.ranges[name]
             self._hook = m.register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=level))
@@ -297,11 +315,19 @@ class PruningCompression(Compression):
             if nograd: raise ValueError(f"criteria {s.criteria.name!r} needs gradients: run a backward pass before the "
                                         f"analysis (no weight.grad on {nograd[:5]}{' ...' if len(nograd) > 5 else ''})")
 
-    def prepare(self):
+    pruner, _cm, _reuse = None, None, None
+
+    def run_sample(self, inputs):
+        "Build the Pruner on `inputs`: torch-pruning's trace is the analysis' run of the sample."
         from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
-        s = self.setup
-        self._cm, self._info = None, None
-        self.pruner = Pruner(s.model, 0, criteria=s.criteria, example_inputs=first_item(s.sample))
+        with torch.enable_grad():                      # the trace follows the autograd graph
+            self.pruner = Pruner(self.setup.model, 0, criteria=self.setup.criteria, example_inputs=inputs)
+
+    def prepare(self):
+        self._cm = None
+        if self.pruner is None: self.run_sample(first_item(self.setup.sample))   # the sample did not run here yet
+        self._reuse = self.pruner.reuse_scores()       # the weights never change: score each group once
+        self._reuse.__enter__()
 
     def units(self) -> list[Unit]:
         units, placed = [], set()
@@ -331,4 +357,5 @@ class PruningCompression(Compression):
 
     def close(self):
         self.undo()
-        self.pruner = None
+        if self._reuse is not None: self._reuse.__exit__(None, None, None)
+        self.pruner, self._reuse = None, None

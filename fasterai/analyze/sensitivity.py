@@ -64,11 +64,15 @@ class ModelGuard:
     @torch.no_grad()
     def restore_buffers(self):
         "Put every buffer back to its snapshot (in place when the same tensor is still there)."
+        dst, src = [], []
         for x, k, saved in self.buffers:
             cur = x._buffers.get(k)
             if saved is None: x._buffers[k] = None
-            elif cur is not None and cur.shape == saved.shape and cur.dtype == saved.dtype: cur.copy_(saved)
+            elif cur is not None and cur.shape == saved.shape and cur.dtype == saved.dtype:
+                if cur.device == saved.device: dst.append(cur); src.append(saved)
+                else: cur.copy_(saved)
             else: x._buffers[k] = saved.clone().to(cur.device if cur is not None else saved.device)
+        if dst: torch._foreach_copy_(dst, src)
 
     def __exit__(self, *exc):
         m = self.model
@@ -123,16 +127,21 @@ def _layer_macs(m:nn.Module, args, out) -> int:
     return 0
 
 @torch.no_grad()
-def check_sample(model:nn.Module, layers:dict, sample) -> dict:
+def check_sample(model:nn.Module,  # the model
+                 layers:dict,       # name -> layer: whose MACs to count
+                 sample,            # the analysis' example input
+                 run=None,          # run(inputs): how to run the model (default: `run_model(model, inputs)`)
+                ) -> dict:
     "Run `model` on the first item of `sample` (a clear error if it does not fit); returns each layer's MACs."
+    run = run or partial(run_model, model)
     macs = {n: 0 for n in layers}
     def hook(name, m, args, out): macs[name] += _layer_macs(m, args, out)
     hs = [m.register_forward_hook(partial(hook, n)) for n, m in layers.items()]
     try:
-        try: run_model(model, first_item(sample))
+        try: run(first_item(sample))
         except Exception:
             if first_item(sample) is sample: raise
-            macs.update({n: 0 for n in layers}); run_model(model, sample)      # e.g. a model with a fixed batch size
+            macs.update({n: 0 for n in layers}); run(sample)                  # e.g. a model with a fixed batch size
     except Exception as e:
         raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(e).__name__}: {e}") from e
     finally:
@@ -263,7 +272,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     with ModelGuard(self.model, self.device) as guard:
         dev = torch.device(self.device) if self.device is not None else _model_device(self.model)
         setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
-        macs = check_sample(self.model, sel, setup.sample)
+        macs = check_sample(self.model, sel, setup.sample, comp.run_sample)
         ev = self.evaluator
         n0, s0 = ev.n, ev.seconds
         fp = (_fingerprint(self, cls, comp, sel, lv, stop, setup.sample)

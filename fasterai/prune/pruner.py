@@ -17,7 +17,7 @@ from ..core.units import check_percents
 from ..analyze.counter import count_flops_params
 
 # %% auto #0
-__all__ = ['check_example_inputs', 'CriteriaImportance', 'LayerGroup', 'PruneInfo', 'Pruner']
+__all__ = ['check_example_inputs', 'trace_graph', 'CriteriaImportance', 'LayerGroup', 'PruneInfo', 'Pruner']
 
 # %% ../../nbs/prune/pruner.ipynb #6dc74e49
 def _forward(model:nn.Module, example_inputs):
@@ -45,6 +45,30 @@ def check_example_inputs(model:nn.Module, example_inputs):
             model.eval()
             return _forward(model, example_inputs)
     except Exception as e:
+        raise ValueError(f"the model's forward failed on example_inputs of shape {_shape_of(example_inputs)}: "
+                         f"{type(e).__name__}: {e}") from e
+    finally:
+        for m, t in modes.items(): m.training = t
+
+# %% ../../nbs/prune/pruner.ipynb #53fdc203
+def _hook_dicts(m:nn.Module) -> list:
+    return [d for k, d in vars(m).items() if 'hooks' in k and isinstance(d, dict)]
+
+def trace_graph(model:nn.Module, example_inputs) -> tp.DependencyGraph:
+    "torch-pruning's dependency graph of `model`, traced on `example_inputs`; a `ValueError` if missing or the forward fails."
+    if example_inputs is None: check_example_inputs(model, example_inputs)
+    modes = {m: m.training for m in model.modules()}
+    hooks = [(d, set(d)) for m in model.modules() for d in _hook_dicts(m)]
+    failed = []
+    def forward(model, inputs):
+        try: return _forward(model, inputs)
+        except Exception as e: failed.append(e); raise
+    try: return tp.DependencyGraph().build_dependency(model, example_inputs, forward_fn=forward, verbose=False)
+    except Exception:
+        if not failed: raise
+        for d, keys in hooks:                       # torch-pruning's hooks stay behind when the forward fails
+            for k in [k for k in d if k not in keys]: del d[k]
+        e = failed[0]
         raise ValueError(f"the model's forward failed on example_inputs of shape {_shape_of(example_inputs)}: "
                          f"{type(e).__name__}: {e}") from e
     finally:
@@ -95,9 +119,11 @@ class CriteriaImportance(tp.importance.Importance):
             if not isinstance(layer, _LAYERS) or not group._DG.is_out_channel_pruning_fn(fn): continue
             root = item.root_idxs
             if any(r is None for r in root): continue
-            s = self.member_scores(layer).cpu()[list(item.idxs)]
-            total.index_add_(0, torch.tensor(root), s)
-            count.index_add_(0, torch.tensor(root), torch.ones(len(root)))
+            s, idxs = self.member_scores(layer).cpu(), item.idxs
+            if len(root) == n == len(s) and root == idxs == list(range(n)): total.add_(s); count.add_(1)  # the usual case
+            else:
+                r = torch.tensor(root)
+                total.index_add_(0, r, s[list(idxs)]); count.index_add_(0, r, torch.ones(len(root)))
         s = total / count.clamp_min(1)
         return _normalize_mean_abs(s) if self.normalizer == 'mean' else s
 
@@ -124,10 +150,11 @@ class PruneInfo:
 
 class _Group:
     "Internal record of one dependency group: its root, members and what blocks it."
-    def __init__(self, root, fn, members, names, touches_output, blocked):
+    def __init__(self, root, fn, members, names, touches_output, blocked, full=None):
         self.root, self.fn, self.members, self.names = root, fn, members, names
         self.id, self.touches_output, self.blocked = names[0], touches_output, blocked
         self.original = fn.__self__.get_out_channels(root)
+        self.full = None if full is None else ((self.original, 0), full)   # (state, torch-pruning group of all channels)
 
     @property
     def channels(self) -> int: return self.fn.__self__.get_out_channels(self.root)
@@ -192,12 +219,7 @@ class Pruner:
         self.model, self.context, self.criteria, self.round_to = model, context, criteria, round_to
         self.example_inputs = example_inputs
         self.ignored = self._ignored_modules(ignored_layers)
-        check_example_inputs(model, example_inputs)
-        modes = {m: m.training for m in model.modules()}
-        try:
-            self.DG = tp.DependencyGraph().build_dependency(model, example_inputs, forward_fn=_forward, verbose=False)
-        finally:
-            for m, t in modes.items(): m.training = t
+        self.DG = trace_graph(model, example_inputs)
         self._names = {m: n for n, m in model.named_modules()}
         self._groups = self._build_groups()
         self._by_name = {n: g for g in self._groups for n in g.names}
@@ -208,6 +230,7 @@ class Pruner:
         self._targets = self._resolve(ratio) if isinstance(ratio, dict) else None
         self._layers = [(n, m) for n, m in model.named_modules() if m in self._member_of]
         self._before = None
+        self._open, self._score_cache = 0, None     # `pruned` blocks open now; scores kept by `reuse_scores`
 
     def __repr__(self):
         return (f"Pruner(pruning_ratio={self.pruning_ratio!r}, context={self.context!r}, criteria={self.criteria.name}, "
@@ -243,18 +266,18 @@ class Pruner:
             names = [self._names[x] for x in members]
             ign = [n for x, n in zip(members, names) if x in self.ignored]
             if ign and not blocked: blocked = f"ignored layer(s) {ign}"
-            g = _Group(m, pruner.prune_out_channels, members, names, touches_output, blocked)
+            g = _Group(m, pruner.prune_out_channels, members, names, touches_output, blocked, full)
             for x in members: self._member_of[x] = g
             groups.append(g)
         return groups
 
     def _resolve(self, ratios:dict) -> dict:
         "Layer name -> percent as group -> percent; unknown or unprunable names raise."
-        mods = dict(self.model.named_modules())
-        unknown = [k for k in ratios if k not in mods]
-        if unknown: raise ValueError(f"pruning_ratio names layers that are not in the model: {unknown}")
         not_layers = [k for k in ratios if k not in self._by_name]
         if not_layers:
+            mods = dict(self.model.named_modules())
+            unknown = [k for k in ratios if k not in mods]
+            if unknown: raise ValueError(f"pruning_ratio names layers that are not in the model: {unknown}")
             raise ValueError(f"pruning_ratio names modules that are not prunable layers (a Conv/Linear used in the "
                              f"forward pass): {not_layers}")
         per_group = {}
@@ -294,12 +317,38 @@ class Pruner:
 
 # %% ../../nbs/prune/pruner.ipynb #6653e43a
 @patch
+def _state(self:Pruner, g) -> tuple|None:
+    "Key of the graph state `g`'s channel group and scores depend on (None inside a `pruned` block: no reuse there)."
+    return None if self._open else (g.channels, len(self.DG._pruning_history))
+
+@patch
+def _full_group(self:Pruner, g):
+    "torch-pruning's group of every current channel of `g`, rebuilt only when the graph changed."
+    key = self._state(g)
+    if key is None or g.full is None or g.full[0] != key:
+        full = self.DG.get_pruning_group(g.root, g.fn, list(range(g.channels)))
+        if key is None: return full
+        g.full = (key, full)
+    return g.full[1]
+
+@patch
 @torch.no_grad()
 def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
     "Importance of every current channel of group `g`."
-    full = self.DG.get_pruning_group(g.root, g.fn, list(range(g.channels)))
-    s = self.importance(full)
-    return _normalize_mean_abs(s) if normalize else s
+    cache, key = self._score_cache, (g.id, self._state(g), normalize)
+    if cache is not None and key[1] is not None and key in cache: return cache[key]
+    s = self.importance(self._full_group(g))
+    if normalize: s = _normalize_mean_abs(s)
+    if cache is not None and key[1] is not None: cache[key] = s
+    return s
+
+@patch
+@contextmanager
+def reuse_scores(self:Pruner):
+    "Within the block, compute each group's channel scores once: for analyses that prune and restore but never change the weights."
+    outer, self._score_cache = self._score_cache, ({} if self._score_cache is None else self._score_cache)
+    try: yield self
+    finally: self._score_cache = outer
 
 @patch
 def _keep(self:Pruner, base:int, pct:float, current:int) -> int:
@@ -414,6 +463,7 @@ def pruned(self:Pruner, pruning_ratio:dict):
         raise TypeError(f"pruning_ratio must be a dict layer name -> percent, got {type(pruning_ratio).__name__}")
     plan = self._plan_local(self._resolve(check_percents('pruning_ratio', pruning_ratio)), from_current=True)
     undo, info = [], PruneInfo()
+    self._open += 1
     try:
         for g, idxs in plan:
             before = g.channels
@@ -425,6 +475,7 @@ def pruned(self:Pruner, pruning_ratio:dict):
         yield info
     finally:
         for u in reversed(undo): u.restore()
+        self._open -= 1
 
 # %% ../../nbs/prune/pruner.ipynb #bae7fa0b
 @patch

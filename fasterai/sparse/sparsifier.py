@@ -5,6 +5,7 @@
 # %% ../../nbs/sparse/sparsifier.ipynb #6a574727
 from __future__ import annotations
 import math, weakref
+import numpy as np
 import torch
 import torch.nn as nn
 from torch.optim.optimizer import register_optimizer_step_post_hook
@@ -20,7 +21,7 @@ __all__ = ['layer_mask', 'Sparsifier', 'model_sparsity', 'format_sparsity']
 def _count(b:torch.Tensor) -> int: return int(torch.count_nonzero(b))   # ~6x faster than b.sum() on CPU
 
 def _kth_smallest(flat:torch.Tensor, k:int) -> torch.Tensor:
-    "Value of the `k`-th smallest entry (1-based) of the 1-d tensor `flat`."
+    "Value of the `k`-th smallest entry (1-based) of the 1-d tensor `flat` (torch only, any device)."
     n = flat.numel()
     if n < 1 << 16: return flat.kthvalue(k).values
     sample = flat[::64].contiguous()
@@ -33,15 +34,41 @@ def _kth_smallest(flat:torch.Tensor, k:int) -> torch.Tensor:
     if below < k <= below + inside.numel(): return inside.kthvalue(k - below).values
     return flat.kthvalue(k).values                              # the sample misled us: exact fallback
 
-def _lowest(scores:torch.Tensor, k:int) -> torch.Tensor:
-    "Bool tensor shaped like `scores`, True on its `k` lowest entries (ties: lower flat index first)."
+def _as_numpy(flat:torch.Tensor):
+    "A NumPy array sharing the memory of the 1-d CPU tensor `flat` (widened to float32 when NumPy lacks its dtype), or None."
+    if flat.device.type != 'cpu' or flat.is_complex() or flat.dtype == torch.bool: return None
+    flat = flat.detach()
+    if flat.is_floating_point() and flat.dtype not in (torch.float16, torch.float32, torch.float64):
+        flat = flat.float()                              # bfloat16, float8: exact in float32, same order
+    try: return flat.numpy()
+    except (TypeError, RuntimeError): return None
+
+def _lowest(scores:torch.Tensor, k:int, complement:bool=False) -> torch.Tensor:
+    "Bool tensor shaped like `scores`, True on its `k` lowest entries (ties: lower flat index first); or on all the others."
     flat = scores.reshape(-1)
-    if k <= 0: return torch.zeros_like(scores, dtype=torch.bool)
-    if k >= flat.numel(): return torch.ones_like(scores, dtype=torch.bool)
+    n = flat.numel()
+    if k <= 0 or k >= n: return torch.full(scores.shape, (k > 0) != complement, dtype=torch.bool, device=scores.device)
+    a = _as_numpy(flat)
+    if a is not None:                                # CPU: NumPy's quickselect and comparisons
+        if a.dtype == np.float32 and n >= 1 << 16 and a.min() >= 0:   # (False with a NaN) non-negative floats
+            t = np.partition(a.view(np.int32), k - 1)[k - 1].view(np.float32)   # order like their bits: 2x faster
+        else: t = np.partition(a, k - 1)[k - 1]
+        sel = a <= t if t == t else ~np.isnan(a)     # k entries, plus any further ties with the k-th
+        extra = int(np.count_nonzero(sel)) - k
+        if extra:
+            ties = np.flatnonzero(a == t) if t == t else np.flatnonzero(np.isnan(a))
+            if extra > 0: sel[ties[-extra:]] = False                 # drop the highest-index ties
+            else: sel[ties[:-extra]] = True                          # t is NaN: the first NaNs make up k
+        if complement: np.logical_not(sel, out=sel)
+        return torch.from_numpy(sel).view(scores.shape)
     t = _kth_smallest(flat, k)
-    sel = flat <= t                                  # k entries, plus any further ties with the k-th
+    sel = flat <= t if t == t else ~flat.isnan()
     extra = _count(sel) - k
-    if extra > 0: sel[(flat == t).nonzero().flatten()[-extra:]] = False   # drop the highest-index ties
+    if extra:
+        ties = ((flat == t) if t == t else flat.isnan()).nonzero().flatten()
+        if extra > 0: sel[ties[-extra:]] = False
+        else: sel[ties[:-extra]] = True
+    if complement: sel.logical_not_()
     return sel.view(scores.shape)
 
 # %% ../../nbs/sparse/sparsifier.ipynb #54def106
@@ -68,7 +95,7 @@ def layer_mask(weight:torch.Tensor,    # the weight to sparsify
     if scores.dim() != weight.dim() or torch.broadcast_shapes(scores.shape, weight.shape) != weight.shape:
         raise ValueError(f"scores of shape {tuple(scores.shape)} are not one score per group of a weight of shape "
                          f"{tuple(weight.shape)} (reduce with keepdim=True)")
-    return (~_lowest(scores, _n_zeroed(scores.numel(), sparsity, round_to))).expand_as(weight)
+    return _lowest(scores, _n_zeroed(scores.numel(), sparsity, round_to), complement=True).expand_as(weight)
 
 # %% ../../nbs/sparse/sparsifier.ipynb #0294f690
 def _layer_types(layer_type) -> tuple:
@@ -245,7 +272,7 @@ def _sparsify_local(self:Sparsifier, targets:dict, round_to=None):
     for name, pct in targets.items():
         s = self._scores(name)
         k = _n_zeroed(s.numel(), pct, round_to)
-        self._set_mask(name, ~_lowest(s, k), k)
+        self._set_mask(name, _lowest(s, k, complement=True), k)
     self._refresh(targets)
 
 @patch
