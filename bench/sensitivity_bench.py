@@ -16,6 +16,15 @@ and the percentage large. `--size 64,224` reports both.
 
 Models are torchvision's with random weights (weights=None); the batch is random; eval_fn is
 mean |output| under torch.no_grad() (synchronised on CUDA so its time is real).
+
+Beyond the floor (`--parts`, default all four):
+- `overhead`: the figures above;
+- `suffix`: data + metric with suffix-only evaluation vs full evaluation of the same data, time ratio and the
+  largest difference between their deltas (resnet18 and resnet50 on 4 random batches of 16x3x128x128 with
+  cross-entropy to random labels, and the trained digits CNN on its 449 held-out digits with real accuracy);
+- `estimate`: one-pass estimates ('taylor', 'fisher') vs the measured analysis on the trained digits CNN:
+  time of each and Spearman / Kendall rank correlation of their deltas;
+- `sharding`: 2 processes vs 1 under torchrun on CPU, one thread each (runs bench/sharding_bench.py).
 """
 import argparse, cProfile, io, os, platform, pstats, statistics, sys, time, warnings
 import torch
@@ -35,11 +44,17 @@ def parse_args(argv=None):
     p.add_argument('--quantization', default='8', help='quantization level(s) in bits (default: 8)')
     p.add_argument('--repeat', type=int, default=3, help='runs per figure; the median run is reported (default: 3)')
     p.add_argument('--profile', action='store_true', help='profile the overhead (with a no-op eval_fn) where a target is missed')
+    p.add_argument('--parts', default='overhead,suffix,estimate,sharding',
+                   help='which figures: overhead, suffix, estimate, sharding (default: all)')
+    p.add_argument('--suffix-models', default='resnet18,resnet50,digits', help='models for the suffix part (default: resnet18,resnet50,digits)')
     a = p.parse_args(argv)
     comps = [c.strip() for c in a.compressions.split(',') if c.strip()]
     bad = [c for c in comps if c not in ('sparsity', 'pruning', 'quantization')]
     if bad: p.error(f"--compressions: unknown {bad}; allowed: sparsity, pruning, quantization")
     a.compressions = comps
+    a.parts = [x.strip() for x in a.parts.split(',') if x.strip()]
+    bad = [x for x in a.parts if x not in ('overhead', 'suffix', 'estimate', 'sharding')]
+    if bad: p.error(f"--parts: unknown {bad}; allowed: overhead, suffix, estimate, sharding")
     try: a.levels = {c: [int(v) if float(v).is_integer() else float(v) for v in getattr(a, c).split(',')] for c in comps}
     except ValueError as e: p.error(f"levels must be numbers: {e}")
     try: a.sizes = [int(v) for v in a.size.split(',') if v.strip()]
@@ -121,6 +136,82 @@ def level_text(compression, levels):
     return ','.join(f"{l:g}" for l in levels) + unit
 
 
+def _digits():
+    "The trained digits CNN and its held-out digits (trained in a few seconds, seeded)."
+    from fasterai.demo.digits import trained_digits_cnn
+    return trained_digits_cnn()
+
+
+def suffix_part(a, device):
+    "Suffix-only vs full evaluation of the same data + metric: time ratio and largest delta difference."
+    import torch.nn.functional as F, torchvision.models as tvm
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    def acc(preds, targets): return (preds.argmax(1) == targets).float().mean().item()
+    for name in [m.strip() for m in a.suffix_models.split(',') if m.strip()]:
+        if name == 'digits':
+            model, (_, _, xv, yv) = _digits()
+            model = model.to(device)
+            data = [(x.to(device), y.to(device)) for x, y in zip(xv.split(150), yv.split(150))]
+            metric, hib, what = acc, True, f"{len(xv)} held-out digits in {len(data)} batches, accuracy"
+        else:
+            torch.manual_seed(0)
+            model = tvm.get_model(name, weights=None).eval().to(device)
+            g = torch.Generator().manual_seed(0)
+            data = [(torch.randn(16, 3, 128, 128, generator=g).to(device), torch.randint(0, 1000, (16,), generator=g).to(device))
+                    for _ in range(4)]
+            metric, hib, what = (lambda p, t: F.cross_entropy(p, t).item()), False, "4 batches of 16x3x128x128, cross-entropy"
+        an = {k: SensitivityAnalyzer(model, data=data, metric=metric, higher_is_better=hib, suffix=(k == 'suffix'))
+              for k in ('full', 'suffix')}
+        times, res = {'full': [], 'suffix': []}, {}
+        for r in range(a.repeat):
+            for k in (('full', 'suffix') if r % 2 == 0 else ('suffix', 'full')):
+                t0 = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter('ignore')
+                    res[k] = an[k].analyze('sparsity', 50, verbose=False)
+                times[k].append(time.perf_counter() - t0)
+        tf, ts = statistics.median(times['full']), statistics.median(times['suffix'])
+        d = max(abs(x.delta - y.delta) for x, y in zip(res['full'].layers, res['suffix'].layers))
+        tag = f"{name} sparsity 50% ({len(res['full'].layers)} layers; {what})"
+        print(f"{tag}: full evaluation {tf:.2f} s, suffix-only {ts:.2f} s, ratio {ts / tf:.2f} (median of {a.repeat})")
+        print(f"{tag}: largest |delta(suffix) - delta(full)| {d:.1e}")
+        del model, an
+
+
+def estimate_part(a, device):
+    "One-pass estimates vs measurement on the trained digits CNN: times and rank correlations."
+    import torch.nn.functional as F
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    from fasterai.analyze.estimate import estimate_sensitivity, rank_correlation
+    model, (_, _, xv, yv) = _digits()
+    data = list(zip(xv.split(150), yv.split(150)))
+    def loss_fn(p, t): return F.cross_entropy(p, t)
+    def eval_loss(m):
+        with torch.no_grad(): return sum(F.cross_entropy(m(x), y, reduction='sum').item() for x, y in data) / len(xv)
+    an = SensitivityAnalyzer(model, xv[:8], eval_loss, higher_is_better=False, metric_name='loss')
+    for comp, level in [('sparsity', 50), ('sparsity', 80), ('quantization', 4), ('quantization', 3), ('pruning', 30)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            t0 = time.perf_counter(); measured = an.analyze(comp, level, verbose=False); tm = time.perf_counter() - t0
+            for method in ('taylor', 'fisher'):
+                t0 = time.perf_counter()
+                est = estimate_sensitivity(model, data, loss_fn, comp, level, method=method, verbose=False)
+                te = time.perf_counter() - t0
+                rc = rank_correlation(est, measured)
+                print(f"digits CNN {comp} {level_text(comp, [level])} {method}: estimate {te:.3f} s vs measured {tm:.3f} s; "
+                      f"Spearman {rc['spearman']:+.2f}, Kendall {rc['kendall']:+.2f} over {rc['n']} layers/groups")
+
+
+def sharding_part(a):
+    "2 vs 1 processes under torchrun: bench/sharding_bench.py, its lines relayed."
+    import subprocess
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'sharding_bench.py')
+    out = subprocess.run([sys.executable, script, '--repeats', str(max(1, min(a.repeat, 2)))], capture_output=True, text=True)
+    for l in out.stdout.splitlines():
+        if l.strip() and not l.startswith('machine'): print(f"sharding: {l}")
+    if out.returncode: print(f"sharding: FAILED ({out.returncode}): {out.stderr.strip().splitlines()[-1:]}")
+
+
 def main(argv=None):
     a = parse_args(argv)
     import torchvision.models as tvm
@@ -132,7 +223,8 @@ def main(argv=None):
           f"models with weights=None; median of {a.repeat} run(s)")
     if hasattr(os, 'getloadavg'): print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min)")
     t_all = time.perf_counter()
-    for name, size in [(m.strip(), s) for m in a.models.split(',') if m.strip() for s in a.sizes]:
+    overhead_cases = [(m.strip(), s) for m in a.models.split(',') if m.strip() for s in a.sizes] if 'overhead' in a.parts else []
+    for name, size in overhead_cases:
         torch.manual_seed(0)
         model = tvm.get_model(name, weights=None).eval().to(device)
         x = torch.randn(a.batch, 3, size, size, generator=torch.Generator().manual_seed(0)).to(device)
@@ -162,6 +254,9 @@ def main(argv=None):
                 print(f"{tag}: profile, top functions by own time:")
                 for l in tot: print(f"    {l}")
         del model
+    if 'suffix' in a.parts: suffix_part(a, device)
+    if 'estimate' in a.parts: estimate_part(a, device)
+    if 'sharding' in a.parts: sharding_part(a)
     if hasattr(os, 'getloadavg'): print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min)")
     print(f"bench ran in {time.perf_counter() - t_all:.0f} s")
 
