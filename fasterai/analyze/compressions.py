@@ -13,34 +13,15 @@ from ..core.granularity import Granularities
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits
 from ..sparse.sparsifier import layer_mask
+from ..core.inputs import run_model, input_shape, to_device
 
 # %% auto #0
-__all__ = ['option_defaults', 'compressions', 'run_model', 'input_shape', 'to_device', 'first_item', 'calibration_batches',
-           'Unit', 'AnalysisSetup', 'register_compression', 'get_compression', 'Compression', 'SparsityCompression',
-           'fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'calibrate_ranges', 'QuantizationCompression',
+__all__ = ['option_defaults', 'compressions', 'first_item', 'calibration_batches', 'Unit', 'AnalysisSetup',
+           'register_compression', 'get_compression', 'Compression', 'SparsityCompression', 'fake_quantize',
+           'fake_quantize_affine', 'out_channel_axis', 'calibrate_ranges', 'QuantizationCompression',
            'PruningCompression']
 
 # %% ../../nbs/analyze/compressions.ipynb #5e5d4afa
-def run_model(model:nn.Module, inputs):
-    "Call `model` on `inputs`: a tensor, a tuple/list of positional inputs, or a dict of keyword inputs."
-    if isinstance(inputs, dict): return model(**inputs)
-    if isinstance(inputs, (tuple, list)): return model(*inputs)
-    return model(inputs)
-
-def input_shape(inputs):
-    "The shape(s) of `inputs`, for messages."
-    if isinstance(inputs, torch.Tensor): return tuple(inputs.shape)
-    if isinstance(inputs, dict): return {k: input_shape(v) for k, v in inputs.items()}
-    if isinstance(inputs, (tuple, list)): return [input_shape(v) for v in inputs]
-    return type(inputs).__name__
-
-def to_device(inputs, device):
-    "`inputs` (tensors, possibly in tuples, lists or dicts) moved to `device`."
-    if isinstance(inputs, torch.Tensor): return inputs.to(device)
-    if isinstance(inputs, dict): return {k: to_device(v, device) for k, v in inputs.items()}
-    if isinstance(inputs, (tuple, list)): return type(inputs)(to_device(v, device) for v in inputs)
-    return inputs
-
 def first_item(inputs):
     "The first example of a batched tensor (shape `(1, ...)`); anything else as it is."
     if isinstance(inputs, torch.Tensor) and inputs.dim() > 1 and inputs.shape[0] > 1: return inputs[:1]

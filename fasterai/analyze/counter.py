@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 import pandas as pd
 from torch.utils.flop_counter import FlopCounterMode
+from ..core.inputs import run_model, input_shape
 
 # %% auto #0
 __all__ = ['input_shapes', 'forward_with', 'count_flops_params', 'format_count']
@@ -15,18 +16,13 @@ __all__ = ['input_shapes', 'forward_with', 'count_flops_params', 'format_count']
 # %% ../../nbs/analyze/counter.ipynb #bc9a306b
 def input_shapes(example_inputs) -> str:
     "A short description of the shapes in `example_inputs`, for error messages."
-    if isinstance(example_inputs, torch.Tensor): return str(tuple(example_inputs.shape))
-    if isinstance(example_inputs, dict): return '{' + ', '.join(f'{k!r}: {input_shapes(v)}' for k, v in example_inputs.items()) + '}'
-    if isinstance(example_inputs, (list, tuple)): return '(' + ', '.join(input_shapes(v) for v in example_inputs) + ')'
-    return type(example_inputs).__name__
+    return str(input_shape(example_inputs))
 
 # %% ../../nbs/analyze/counter.ipynb #c6a48910
 def forward_with(model:nn.Module, example_inputs):
     "Call `model` on `example_inputs` (a tensor, a tuple/list of inputs, or a dict of keyword inputs)."
     try:
-        if isinstance(example_inputs, dict): return model(**example_inputs)
-        if isinstance(example_inputs, (list, tuple)): return model(*example_inputs)
-        return model(example_inputs)
+        return run_model(model, example_inputs)
     except (RuntimeError, ValueError, TypeError, IndexError, AssertionError) as e:
         raise ValueError(f"the model cannot run on example_inputs of shape {input_shapes(example_inputs)}: {e}. "
                          "Check that example_inputs fit the model (batch, channels, size).") from e

@@ -14,7 +14,7 @@ import torch.fx as fx
 from torch.fx.node import map_arg
 from fastcore.basics import patch
 from ..core.granularity import Granularities
-from .compressions import run_model, to_device
+from ..core.inputs import run_model, to_device
 
 # %% auto #0
 __all__ = ['as_metric', 'Evaluator', 'FunctionEvaluator', 'eval_batches', 'split_batch', 'cat_batches', 'model_device',

@@ -13,6 +13,7 @@ import torch_pruning as tp
 from fastcore.basics import patch
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities
+from ..core.inputs import run_model, input_shape
 from ..core.units import check_percents
 from ..analyze.counter import count_flops_params
 
@@ -20,20 +21,6 @@ from ..analyze.counter import count_flops_params
 __all__ = ['check_example_inputs', 'trace_graph', 'CriteriaImportance', 'LayerGroup', 'PruneInfo', 'Pruner']
 
 # %% ../../nbs/prune/pruner.ipynb #6dc74e49
-def _forward(model:nn.Module, example_inputs):
-    "Call `model` on `example_inputs`: a tensor, a tuple/list of positional inputs, or a dict of keyword inputs."
-    if isinstance(example_inputs, dict): return model(**example_inputs)
-    if isinstance(example_inputs, (tuple, list)): return model(*example_inputs)
-    return model(example_inputs)
-
-def _shape_of(example_inputs):
-    "The shape(s) of `example_inputs`, for messages."
-    x = example_inputs
-    if isinstance(x, torch.Tensor): return tuple(x.shape)
-    if isinstance(x, dict): return {k: _shape_of(v) for k, v in x.items()}
-    if isinstance(x, (tuple, list)): return [_shape_of(v) for v in x]
-    return type(x).__name__
-
 def check_example_inputs(model:nn.Module, example_inputs):
     "Run `model` once on `example_inputs` (no grad, eval mode, modes restored); a `ValueError` if missing or failing."
     if example_inputs is None:
@@ -43,9 +30,9 @@ def check_example_inputs(model:nn.Module, example_inputs):
     try:
         with torch.no_grad():
             model.eval()
-            return _forward(model, example_inputs)
+            return run_model(model, example_inputs)
     except Exception as e:
-        raise ValueError(f"the model's forward failed on example_inputs of shape {_shape_of(example_inputs)}: "
+        raise ValueError(f"the model's forward failed on example_inputs of shape {input_shape(example_inputs)}: "
                          f"{type(e).__name__}: {e}") from e
     finally:
         for m, t in modes.items(): m.training = t
@@ -61,7 +48,7 @@ def trace_graph(model:nn.Module, example_inputs) -> tp.DependencyGraph:
     hooks = [(d, set(d)) for m in model.modules() for d in _hook_dicts(m)]
     failed = []
     def forward(model, inputs):
-        try: return _forward(model, inputs)
+        try: return run_model(model, inputs)
         except Exception as e: failed.append(e); raise
     try: return tp.DependencyGraph().build_dependency(model, example_inputs, forward_fn=forward, verbose=False)
     except Exception:
@@ -69,7 +56,7 @@ def trace_graph(model:nn.Module, example_inputs) -> tp.DependencyGraph:
         for d, keys in hooks:                       # torch-pruning's hooks stay behind when the forward fails
             for k in [k for k in d if k not in keys]: del d[k]
         e = failed[0]
-        raise ValueError(f"the model's forward failed on example_inputs of shape {_shape_of(example_inputs)}: "
+        raise ValueError(f"the model's forward failed on example_inputs of shape {input_shape(example_inputs)}: "
                          f"{type(e).__name__}: {e}") from e
     finally:
         for m, t in modes.items(): m.training = t
