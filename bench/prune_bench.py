@@ -10,20 +10,11 @@ it prints one line per figure: parameters, multiply-accumulates (MACs, counted b
 """
 from __future__ import annotations
 import argparse, os, platform, statistics, time
+from machine import cpu_model, load          # bench/machine.py: shared by the bench scripts
 import torch
 import torchvision.models as tvm
 from fasterai.prune.pruner import Pruner
 from fasterai.analyze.counter import count_flops_params, format_count
-
-
-def cpu_name() -> str:
-    "The CPU model name (from /proc/cpuinfo on Linux)."
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                if line.startswith('model name'): return line.split(':', 1)[1].strip()
-    except OSError: pass
-    return platform.processor() or platform.machine()
 
 
 def sync(device: str):
@@ -55,7 +46,7 @@ def main():
     args = ap.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
     dev = args.device
-    print(f"machine: {cpu_name()}, {os.cpu_count()} logical cores, torch {torch.__version__}, "
+    print(f"machine: {cpu_model()}, {os.cpu_count()} logical cores, torch {torch.__version__}, "
           f"{torch.get_num_threads()} torch threads, device {dev}, input 3x{args.size}x{args.size}, repeats {args.repeats}, "
           f"load average {os.getloadavg()[0]:.2f}")
     ratios = [0.] + [float(r) for r in args.ratios.split(',')]

@@ -27,6 +27,7 @@ Beyond the floor (`--parts`, default all four):
 - `sharding`: 2 processes vs 1 under torchrun on CPU, one thread each (runs bench/sharding_bench.py).
 """
 import argparse, cProfile, io, os, platform, pstats, statistics, sys, time, warnings
+from machine import cpu_model, load          # bench/machine.py: shared by the bench scripts
 import torch
 
 TARGETS = {'resnet18': {'sparsity': 3., 'pruning': 15., 'quantization': 3.}}   # overhead % targets (issue 4)
@@ -64,11 +65,7 @@ def parse_args(argv=None):
 
 
 def machine_lines(device):
-    cpu = platform.processor() or 'unknown CPU'
-    try:
-        with open('/proc/cpuinfo') as f:
-            cpu = next(l.split(':', 1)[1].strip() for l in f if l.startswith('model name'))
-    except (OSError, StopIteration): pass
+    cpu = cpu_model()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
     yield f"machine: {cpu}, {cores} cores available ({os.cpu_count()} in the system), {platform.system()} {platform.release()}"
     yield (f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads, "
@@ -221,7 +218,7 @@ def main(argv=None):
     for l in machine_lines(device): print(l)
     print(f"input: random batch {a.batch}x3xSxS, S in {a.sizes}; eval_fn = mean |output| under no_grad; "
           f"models with weights=None; median of {a.repeat} run(s)")
-    if hasattr(os, 'getloadavg'): print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min)")
+    print(f"load average before: {load()} (1, 5, 15 min)")
     t_all = time.perf_counter()
     overhead_cases = [(m.strip(), s) for m in a.models.split(',') if m.strip() for s in a.sizes] if 'overhead' in a.parts else []
     for name, size in overhead_cases:
@@ -257,7 +254,7 @@ def main(argv=None):
     if 'suffix' in a.parts: suffix_part(a, device)
     if 'estimate' in a.parts: estimate_part(a, device)
     if 'sharding' in a.parts: sharding_part(a)
-    if hasattr(os, 'getloadavg'): print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())} (1, 5, 15 min)")
+    print(f"load average after: {load()} (1, 5, 15 min)")
     print(f"bench ran in {time.perf_counter() - t_all:.0f} s")
 
 

@@ -20,19 +20,7 @@ Usage: python bench/sharding_bench.py [--device cpu] [--repeats 3] [--batches 4]
                                       [--compression sparsity] [--level 50] [--evaluator eval_fn]
 """
 import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
-
-
-def cpu_model() -> str:
-    try:
-        for line in open('/proc/cpuinfo'):
-            if line.startswith('model name'): return line.split(':', 1)[1].strip()
-    except OSError: pass
-    return platform.processor() or platform.machine()
-
-
-def load() -> str:
-    try: return ' '.join(f"{v:.2f}" for v in os.getloadavg())
-    except OSError: return 'n/a'
+from machine import cpu_model, load          # bench/machine.py: shared by the bench scripts
 
 
 def worker(a):

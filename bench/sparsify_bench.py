@@ -13,6 +13,7 @@ inside the callback's own events is the steadier figure, and `--threads 1` avoid
 Usage: python bench/sparsify_bench.py [--device cpu] [--repeats 3] [--threads N]
 """
 import argparse, os, platform, random, statistics, time, warnings
+from machine import cpu_model, load          # bench/machine.py: shared by the bench scripts
 
 import torch
 import torch.nn as nn
@@ -25,14 +26,6 @@ from fastai.callback.schedule import *  # noqa: F401,F403  (fit_one_cycle)
 from fasterai.demo.digits import digits_dls, digits_cnn
 from fasterai.sparse.sparsifier import Sparsifier
 from fasterai.sparse.sparsify_callback import SparsifyCallback
-
-
-def cpu_model() -> str:
-    try:
-        for line in open('/proc/cpuinfo'):
-            if line.startswith('model name'): return line.split(':', 1)[1].strip()
-    except OSError: pass
-    return platform.processor() or platform.machine()
 
 
 class TimedSparsifyCallback(SparsifyCallback):

@@ -68,6 +68,17 @@ class _Record:
     def __eq__(self, other):
         return type(self) is type(other) and _canon(self.as_dict()) == _canon(other.as_dict())
 
+class _Layers(_Record):
+    "Mixin for a result over layers: `len`, iteration, lookup by layer name, `names`."
+    def __len__(self): return len(self.layers)
+    def __iter__(self): return iter(self.layers)
+    def __getitem__(self, name:str):
+        for l in self.layers:
+            if l.name == name: return l
+        raise KeyError(f"no layer {name!r} in this {type(self).__name__}; layers: {self.names}")
+    @property
+    def names(self) -> list[str]: return [l.name for l in self.layers]
+
 def _method(cls, name:str|None=None, kind=None):
     "Decorator: attach the function to `cls` as method `name` (default: its name without leading underscores)."
     def deco(f):
@@ -100,7 +111,7 @@ class LayerSensitivity(_Record):
 
 # %% ../../nbs/analyze/results.ipynb #134dc088
 @dataclass(eq=False)
-class SensitivityResult(_Record):
+class SensitivityResult(_Layers):
     "Per-layer sensitivity to one compression at one level."
     compression_type:str                        # 'sparsity', 'pruning' or 'quantization'
     compression_level:float                     # percent (sparsity, pruning) or bits (quantization)
@@ -113,16 +124,6 @@ class SensitivityResult(_Record):
     method:str='measured'                       # 'measured', or how it was estimated: 'taylor', 'fisher' (`fasterai.analyze.estimate`)
     _core = ('compression_type', 'compression_level', 'baseline_metric', 'layers', 'metric_name',
              'higher_is_better', 'settings')
-
-    def __len__(self): return len(self.layers)
-    def __iter__(self): return iter(self.layers)
-    def __getitem__(self, name:str) -> LayerSensitivity:
-        for l in self.layers:
-            if l.name == name: return l
-        raise KeyError(f"no layer {name!r} in this result; layers: {[l.name for l in self.layers]}")
-
-    @property
-    def names(self) -> list[str]: return [l.name for l in self.layers]
 
     def top(self,
             n:int=5,                    # how many layers
@@ -324,7 +325,7 @@ class LayerCurve(_Record):
 
 # %% ../../nbs/analyze/results.ipynb #d3f8b639
 @dataclass(eq=False)
-class SweepResult(_Record):
+class SweepResult(_Layers):
     "Per-layer sensitivity at several levels, all measured against one baseline."
     compression_type:str                        # 'sparsity', 'pruning' or 'quantization'
     levels:list                                 # percent or bits, in the order measured (increasing compression)
@@ -336,15 +337,6 @@ class SweepResult(_Record):
     settings:dict=field(default_factory=dict)   # criteria, granularity, ... as used
     timing:Timing|None=None                     # eval_fn calls and seconds (not saved in CSV, not compared)
     _core = ('compression_type', 'levels', 'baseline_metric', 'layers', 'metric_name', 'higher_is_better', 'settings')
-
-    def __len__(self): return len(self.layers)
-    def __getitem__(self, name:str) -> LayerCurve:
-        for l in self.layers:
-            if l.name == name: return l
-        raise KeyError(f"no layer {name!r} in this sweep; layers: {[l.name for l in self.layers]}")
-
-    @property
-    def names(self) -> list[str]: return [l.name for l in self.layers]
 
     @property
     def deltas(self) -> np.ndarray:
