@@ -9,16 +9,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
-import torch_pruning as tp
 from fastcore.basics import patch
 from ..core.criteria import Criteria, large_final
-from ..core.granularity import Granularities
 from ..core.inputs import run_model, input_shape
 from ..core.units import check_percents
-from ..analyze.counter import count_flops_params
+from ..core.model import eval_mode
+from ..core.select import select_modules
+from ..core.counter import count_flops_params
+from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
+                                 LAYERS)
 
 # %% auto #0
-__all__ = ['check_example_inputs', 'trace_graph', 'CriteriaImportance', 'LayerGroup', 'PruneInfo', 'Pruner']
+__all__ = ['trace_graph', 'check_example_inputs', 'LayerGroup', 'PruneInfo', 'Pruner']
 
 # %% ../../nbs/prune/pruner.ipynb #6dc74e49
 def check_example_inputs(model:nn.Module, example_inputs):
@@ -26,93 +28,19 @@ def check_example_inputs(model:nn.Module, example_inputs):
     if example_inputs is None:
         raise ValueError("example_inputs is required: the dependency graph is traced by running the model once, "
                          "e.g. example_inputs=torch.randn(1, 3, 224, 224)")
-    modes = {m: m.training for m in model.modules()}
     try:
-        with torch.no_grad():
-            model.eval()
-            return run_model(model, example_inputs)
+        with eval_mode(model), torch.no_grad(): return run_model(model, example_inputs)
     except Exception as e:
         raise ValueError(f"the model's forward failed on example_inputs of shape {input_shape(example_inputs)}: "
                          f"{type(e).__name__}: {e}") from e
-    finally:
-        for m, t in modes.items(): m.training = t
 
 # %% ../../nbs/prune/pruner.ipynb #53fdc203
-def _hook_dicts(m:nn.Module) -> list:
-    return [d for k, d in vars(m).items() if 'hooks' in k and isinstance(d, dict)]
-
-def trace_graph(model:nn.Module, example_inputs) -> tp.DependencyGraph:
-    "torch-pruning's dependency graph of `model`, traced on `example_inputs`; a `ValueError` if missing or the forward fails."
-    if example_inputs is None: check_example_inputs(model, example_inputs)
-    modes = {m: m.training for m in model.modules()}
-    hooks = [(d, set(d)) for m in model.modules() for d in _hook_dicts(m)]
-    failed = []
-    def forward(model, inputs):
-        try: return run_model(model, inputs)
-        except Exception as e: failed.append(e); raise
-    try: return tp.DependencyGraph().build_dependency(model, example_inputs, forward_fn=forward, verbose=False)
-    except Exception:
-        if not failed: raise
-        for d, keys in hooks:                       # torch-pruning's hooks stay behind when the forward fails
-            for k in [k for k in d if k not in keys]: del d[k]
-        e = failed[0]
-        raise ValueError(f"the model's forward failed on example_inputs of shape {input_shape(example_inputs)}: "
-                         f"{type(e).__name__}: {e}") from e
-    finally:
-        for m, t in modes.items(): m.training = t
+trace_graph = dependency_graph      # older name: torch-pruning's dependency graph, traced by `fasterai.core.graph`
 
 # %% ../../nbs/prune/pruner.ipynb #cb33512c
-_LAYERS = (nn.modules.conv._ConvNd, nn.Linear)
-
-def _is_depthwise(m): return isinstance(m, nn.modules.conv._ConvNd) and m.groups == m.out_channels > 1
-
-def _changes_output(DG, item) -> bool:
-    "Does this group item change the model's output? (its target produces an output: a graph sink)"
-    node, fn = item.dep.target, item.dep.handler
-    if isinstance(node.module, tp.ops._OutputOp): return True
-    if node.outputs: return False
-    return not isinstance(node.module, _LAYERS) or DG.is_out_channel_pruning_fn(fn)
-
-def _normalize_mean_abs(s:torch.Tensor) -> torch.Tensor: return s / s.abs().mean().clamp_min(1e-12)
-
-class CriteriaImportance(tp.importance.Importance):
-    """A torch-pruning `Importance` scoring every root channel of a group with a fasterai `Criteria`.
-
-    ```python
-    DG = tp.DependencyGraph().build_dependency(model, example_inputs=torch.randn(1, 3, 64, 64))
-    group = DG.get_pruning_group(model.conv1, tp.prune_conv_out_channels, idxs=list(range(64)))
-    scores = CriteriaImportance(large_final)(group)   # 64 scores, higher = keep
-    ```"""
-    def __init__(self,
-                 criteria:Criteria=large_final,  # scores the weights; higher = keep
-                 normalizer:str|None=None,       # None, or 'mean': divide a group's scores by their mean |score|
-                 references:dict|None=None):     # module -> reference weight, for criteria that need one
-        if normalizer not in (None, 'mean'): raise ValueError(f"normalizer={normalizer!r}: expected None or 'mean'")
-        self.criteria, self.normalizer = criteria, normalizer
-        self.references = {} if references is None else references
-
-    def member_scores(self, layer:nn.Module) -> torch.Tensor:
-        "One score per output channel of `layer` (a Conv or Linear)."
-        dim = Granularities.get_dim(layer, 'filter')
-        return self.criteria.group_scores(layer.weight, dim, w_init=self.references.get(layer),
-                                          grad=layer.weight.grad).flatten()
-
-    @torch.no_grad()
-    def __call__(self, group) -> torch.Tensor:
-        n = len(group[0].idxs)
-        total, count = torch.zeros(n), torch.zeros(n)
-        for item in group:
-            layer, fn = item.dep.target.module, item.dep.handler
-            if not isinstance(layer, _LAYERS) or not group._DG.is_out_channel_pruning_fn(fn): continue
-            root = item.root_idxs
-            if any(r is None for r in root): continue
-            s, idxs = self.member_scores(layer).cpu(), item.idxs
-            if len(root) == n == len(s) and root == idxs == list(range(n)): total.add_(s); count.add_(1)  # the usual case
-            else:
-                r = torch.tensor(root)
-                total.index_add_(0, r, s[list(idxs)]); count.index_add_(0, r, torch.ones(len(root)))
-        s = total / count.clamp_min(1)
-        return _normalize_mean_abs(s) if self.normalizer == 'mean' else s
+def _lowest(s:torch.Tensor, n:int) -> list:
+    "Indices of the `n` lowest scores (ties: lower index first), sorted."
+    return sorted(torch.argsort(s, stable=True)[:n].tolist()) if n > 0 else []
 
 # %% ../../nbs/prune/pruner.ipynb #153df6e8
 @dataclass
@@ -136,55 +64,15 @@ class PruneInfo:
         return sum(b - a for b, a in self.groups.values())
 
 class _Group:
-    "Internal record of one dependency group: its root, members and what blocks it."
-    def __init__(self, root, fn, members, names, touches_output, blocked, full=None):
-        self.root, self.fn, self.members, self.names = root, fn, members, names
-        self.id, self.touches_output, self.blocked = names[0], touches_output, blocked
-        self.original = fn.__self__.get_out_channels(root)
-        self.full = None if full is None else ((self.original, 0), full)   # (state, torch-pruning group of all channels)
+    "Internal record of one coupling: the graph's `Coupling`, what blocks it, its channel counts, cached entries."
+    def __init__(self, graph:PruningGraph, c, blocked:str|None):
+        self.graph, self.root, self.members, self.names = graph, c.root, c.members, c.names
+        self.id, self.touches_output, self.blocked = c.id, c.sink, blocked
+        self.original = graph.out_channels(c.root)
+        self.full = None                        # (state, entries of every channel)
 
     @property
-    def channels(self) -> int: return self.fn.__self__.get_out_channels(self.root)
-
-# %% ../../nbs/prune/pruner.ipynb #b2808a5b
-def _plain_state(m) -> dict:
-    "Copy of a module's public plain attributes (lists copied); `training` is not part of pruning state."
-    return {k: (list(v) if isinstance(v, list) else v) for k, v in vars(m).items()
-            if not k.startswith('_') and k != 'training'}
-
-class _Undo:
-    "The state one group prune changes, saved just before it; `restore()` puts it back exactly."
-    def __init__(self, pruner, group):
-        DG, self.pruner, self.mods, self.param_nodes, self.touched = pruner.DG, pruner, [], [], []
-        seen = set()
-        def keep(m):
-            if id(m) in seen: return
-            seen.add(id(m))
-            self.mods.append((m, dict(m._parameters), dict(m._buffers), _plain_state(m)))
-        for item in group:
-            node = item.dep.target
-            if isinstance(node.module, nn.Parameter):        # a parameter outside any layer: its owner changes
-                name = DG._param_to_name[node.module]
-                keep(pruner.model.get_submodule(name.rpartition('.')[0]))
-                self.param_nodes.append((node, node.module))
-                self.touched.append(name)
-            else:
-                keep(node.module)
-                if node.module in pruner._names: self.touched.append(pruner._names[node.module])
-        self.module2node, self.param_to_name = dict(DG.module2node), dict(DG._param_to_name)
-        self.history, self.references = len(DG._pruning_history), dict(pruner.references)
-
-    def restore(self):
-        DG = self.pruner.DG
-        for m, params, buffers, attrs in self.mods:
-            for k, v in params.items(): m._parameters[k] = v
-            for k, v in buffers.items(): m._buffers[k] = v
-            m.__dict__.update(attrs)
-        for node, p in self.param_nodes: node.module = p
-        DG.module2node.clear(); DG.module2node.update(self.module2node)
-        DG._param_to_name.clear(); DG._param_to_name.update(self.param_to_name)
-        del DG._pruning_history[self.history:]
-        self.pruner.references.clear(); self.pruner.references.update(self.references)
+    def channels(self) -> int: return self.graph.out_channels(self.root)
 
 # %% ../../nbs/prune/pruner.ipynb #654200d9
 class Pruner:
@@ -194,9 +82,10 @@ class Pruner:
                  pruning_ratio:float|dict,        # percent of channels to remove, or layer name -> percent
                  context:str='local',             # 'local': each group loses the ratio; 'global': rank all channels together
                  criteria:Criteria=large_final,   # channel importance (higher = keep), scored per filter
-                 ignored_layers:list|None=None,   # modules (or names) never pruned, with their sub-modules
+                 ignored_layers=None,             # never pruned: names, modules (with their sub-modules), types or a filter_fn
                  example_inputs=None,             # input(s) to trace the model with (required)
-                 round_to:int|None=None):         # keep a multiple of this many channels per group
+                 round_to:int|None=None,          # keep a multiple of this many channels per group
+                 layers=None):                    # only these may be pruned: names, modules, types or a filter_fn (None: all)
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if not isinstance(criteria, Criteria): raise TypeError(f"criteria must be a fasterai Criteria, got {type(criteria).__name__}")
@@ -205,13 +94,12 @@ class Pruner:
         ratio = check_percents('pruning_ratio', pruning_ratio)
         self.model, self.context, self.criteria, self.round_to = model, context, criteria, round_to
         self.example_inputs = example_inputs
-        self.ignored = self._ignored_modules(ignored_layers)
-        self.DG = trace_graph(model, example_inputs)
-        self._names = {m: n for n, m in model.named_modules()}
+        self.ignored = self._ignored_modules(ignored_layers, layers)
+        self.graph = PruningGraph(model, example_inputs)
+        self._names = self.graph.names
         self._groups = self._build_groups()
         self._by_name = {n: g for g in self._groups for n in g.names}
         self.references = {}
-        self.importance = CriteriaImportance(criteria, references=self.references)
         if criteria.needs_init: self.set_references()
         self.pruning_ratio = ratio
         self._targets = self._resolve(ratio) if isinstance(ratio, dict) else None
@@ -223,38 +111,20 @@ class Pruner:
         return (f"Pruner(pruning_ratio={self.pruning_ratio!r}, context={self.context!r}, criteria={self.criteria.name}, "
                 f"groups={len(self._groups)}, round_to={self.round_to})")
 
-    def _ignored_modules(self, ignored_layers) -> set:
-        "Every module of `ignored_layers` (modules or names) with its sub-modules."
-        if ignored_layers is None: return set()
-        mods, names = dict(self.model.named_modules()), set(self.model.modules())
-        unknown = [l for l in ignored_layers if (isinstance(l, str) and l not in mods) or
-                   (isinstance(l, nn.Module) and l not in names) or not isinstance(l, (str, nn.Module))]
-        if unknown: raise ValueError(f"ignored_layers has entries that are not modules of the model: {unknown}")
-        return {s for l in ignored_layers for s in (mods[l] if isinstance(l, str) else l).modules()}
+    def _ignored_modules(self, ignored_layers, layers) -> set:
+        "The layers that may not be pruned: those `ignored_layers` selects, and those `layers` does not."
+        cands = set(select_modules(self.model, None, types=LAYERS).values())
+        out = set() if ignored_layers is None else set(select_modules(self.model, ignored_layers, LAYERS, 'ignored_layers').values())
+        if layers is not None: out |= cands - set(select_modules(self.model, layers, LAYERS).values())
+        return out
 
     def _build_groups(self) -> list:
         "One `_Group` per set of coupled Conv/Linear layers, in model order."
-        DG, groups, self._member_of = self.DG, [], {}
-        order = {m: i for i, m in enumerate(self.model.modules())}
-        for m in self.model.modules():
-            if not isinstance(m, _LAYERS) or m in self._member_of or m not in DG.module2node: continue
-            pruner = DG.get_pruner_of_module(m)
-            full = DG.get_pruning_group(m, pruner.prune_out_channels, list(range(pruner.get_out_channels(m))))
-            members, touches_output, blocked = [], False, None
-            for item in full:
-                t, fn = item.dep.target.module, item.dep.handler
-                touches_output = touches_output or _changes_output(DG, item)
-                if isinstance(t, _LAYERS) and DG.is_out_channel_pruning_fn(fn) and t not in members: members.append(t)
-                if isinstance(t, nn.Module) and not isinstance(t, nn.Parameter) and not _is_depthwise(t):
-                    p = DG.get_pruner_of_module(t)
-                    if p is not None and max(p.get_in_channel_groups(t), p.get_out_channel_groups(t)) > 1:
-                        blocked = blocked or f"grouped layer {self._names.get(t, t)} is not supported"
-            members.sort(key=order.get)
-            names = [self._names[x] for x in members]
-            ign = [n for x, n in zip(members, names) if x in self.ignored]
-            if ign and not blocked: blocked = f"ignored layer(s) {ign}"
-            g = _Group(m, pruner.prune_out_channels, members, names, touches_output, blocked, full)
-            for x in members: self._member_of[x] = g
+        groups, self._member_of = [], {}
+        for c in self.graph.couplings(LAYERS):
+            ign = [n for x, n in zip(c.members, c.names) if x in self.ignored]
+            g = _Group(self.graph, c, c.blocked or (f"ignored layer(s) {ign}" if ign else None))
+            for x in c.members: self._member_of[x] = g
             groups.append(g)
         return groups
 
@@ -306,14 +176,14 @@ class Pruner:
 @patch
 def _state(self:Pruner, g) -> tuple|None:
     "Key of the graph state `g`'s channel group and scores depend on (None inside a `pruned` block: no reuse there)."
-    return None if self._open else (g.channels, len(self.DG._pruning_history))
+    return None if self._open else (g.channels, self.graph.state)
 
 @patch
-def _full_group(self:Pruner, g):
-    "torch-pruning's group of every current channel of `g`, rebuilt only when the graph changed."
+def _full_group(self:Pruner, g) -> list:
+    "The graph's entries for every current channel of `g`, rebuilt only when the graph changed."
     key = self._state(g)
     if key is None or g.full is None or g.full[0] != key:
-        full = self.DG.get_pruning_group(g.root, g.fn, list(range(g.channels)))
+        full = self.graph.entries(g.root)
         if key is None: return full
         g.full = (key, full)
     return g.full[1]
@@ -324,8 +194,8 @@ def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
     "Importance of every current channel of group `g`."
     cache, key = self._score_cache, (g.id, self._state(g), normalize)
     if cache is not None and key[1] is not None and key in cache: return cache[key]
-    s = self.importance(self._full_group(g))
-    if normalize: s = _normalize_mean_abs(s)
+    s = channel_scores(self._full_group(g), self.criteria, self.references)
+    if normalize: s = normalize_mean_abs(s)
     if cache is not None and key[1] is not None: cache[key] = s
     return s
 
@@ -344,10 +214,6 @@ def _keep(self:Pruner, base:int, pct:float, current:int) -> int:
     r = self.round_to or 1
     keep = max(r, math.floor(keep / r + .5) * r) if r > 1 else max(1, keep)
     return min(keep, current)
-
-def _lowest(s:torch.Tensor, n:int) -> list:
-    "Indices of the `n` lowest scores (ties: lower index first), sorted."
-    return sorted(torch.argsort(s, stable=True)[:n].tolist()) if n > 0 else []
 
 @patch
 def _plan_local(self:Pruner, targets:dict, progress:float=1., from_current:bool=False) -> list:
@@ -387,29 +253,20 @@ def _plan_global(self:Pruner, pct:float, progress:float=1.) -> list:
 @patch
 def _apply(self:Pruner, g, idxs:list, record:bool=True, undo:list|None=None):
     "Remove channels `idxs` of group `g` (and everything coupled); with `undo`, save what is needed to revert first."
-    group = self.DG.get_pruning_group(g.root, g.fn, idxs)
-    if not self.DG.check_pruning_group(group):
-        raise RuntimeError(f"torch-pruning refused to remove {len(idxs)} channels of group {g.id!r}")
-    if undo is not None: undo.append(_Undo(self, group))
-    mods = [item.dep.target.module for item in group if isinstance(item.dep.target.module, nn.Module)]
-    grads = {(m, k): p.requires_grad for m in mods for k, p in m._parameters.items() if p is not None}
-    group.prune(record_history=record)
-    for (m, k), rg in grads.items():
-        p = m._parameters.get(k)
-        if p is not None and p.requires_grad != rg: p.requires_grad_(rg)
-    self._cut_references(group)
+    entries, u = self.graph.prune(g.root, idxs, record=record, undo=undo is not None)
+    if u is not None: undo.append((u, dict(self.references)))
+    self._cut_references(entries)
 
 @patch
-def _cut_references(self:Pruner, group):
+def _cut_references(self:Pruner, entries:list):
     "Remove from the stored reference weights the same channels the group removed from the layers."
     if not self.references: return
-    for item in group:
-        m, fn = item.dep.target.module, item.dep.handler
+    for e in entries:
+        m = e.target
         if m not in self.references: continue
-        ref, out = self.references[m], self.DG.is_out_channel_pruning_fn(fn)
-        transposed = getattr(m, 'transposed', False)
-        axis = (1 if transposed else 0) if out else (0 if transposed else 1)
-        drop = set(item.idxs)
+        ref, transposed = self.references[m], getattr(m, 'transposed', False)
+        axis = (1 if transposed else 0) if e.out else (0 if transposed else 1)
+        drop = set(e.idxs)
         keep = torch.tensor([i for i in range(ref.shape[axis]) if i not in drop], device=ref.device, dtype=torch.long)
         self.references[m] = ref.index_select(axis, keep)
     bad = [self._names[m] for m, r in self.references.items() if r.shape != m.weight.shape]
@@ -458,10 +315,12 @@ def pruned(self:Pruner, pruning_ratio:dict):
             info.groups[g.id] = (before, g.channels)
         order = {n: i for i, n in enumerate(self._names.values())}
         where = lambda n: order.get(n, order.get(n.rpartition('.')[0], -1))     # a parameter sits at its owner
-        info.touched = sorted({n for u in undo for n in u.touched}, key=lambda n: (where(n), n))
+        info.touched = sorted({n for u, _ in undo for n in u.touched}, key=lambda n: (where(n), n))
         yield info
     finally:
-        for u in reversed(undo): u.restore()
+        for u, refs in reversed(undo):
+            u.restore()
+            self.references.clear(); self.references.update(refs)
         self._open -= 1
 
 # %% ../../nbs/prune/pruner.ipynb #bae7fa0b
