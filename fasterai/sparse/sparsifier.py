@@ -13,6 +13,7 @@ from fastcore.basics import patch
 from ..core.granularity import Granularities
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_percents
+from ..core.select import select_modules
 
 # %% auto #0
 __all__ = ['layer_mask', 'Sparsifier', 'model_sparsity', 'format_sparsity']
@@ -98,20 +99,18 @@ def layer_mask(weight:torch.Tensor,    # the weight to sparsify
     return _lowest(scores, _n_zeroed(scores.numel(), sparsity, round_to), complement=True).expand_as(weight)
 
 # %% ../../nbs/sparse/sparsifier.ipynb #0294f690
-def _layer_types(layer_type) -> tuple:
-    "Validated tuple of layer classes; None -> every supported type."
-    if layer_type is None: return tuple(Granularities.available_modules())
-    types = tuple(layer_type) if isinstance(layer_type, (list, tuple, set)) else (layer_type,)
-    if not types: raise ValueError("layer_type is empty: give a layer class, a list of them, or None for all")
-    for t in types:
-        if not isinstance(t, type): raise TypeError(f"layer_type must be a layer class or a list of them, got {t!r}")
-        Granularities.available_granularities(t)      # raises TypeError for unsupported types
-    return types
+def _selected(model:nn.Module, layers=None, layer_type=None) -> dict:
+    "Name -> module of the layers `layers=` selects (see `fasterai.core.select`), or its older alias `layer_type=` (classes)."
+    if layer_type is not None:
+        if layers is not None: raise ValueError("give layers= or its alias layer_type=, not both")
+        types = tuple(layer_type) if isinstance(layer_type, (list, tuple, set)) else (layer_type,)
+        if not types: raise ValueError("layer_type is empty: give a layer class, a list of them, or None for all")
+        for t in types:
+            if not isinstance(t, type): raise TypeError(f"layer_type must be a layer class or a list of them, got {t!r}")
+            Granularities.available_granularities(t)      # raises TypeError for unsupported types
+        layers = list(types)
+    return select_modules(model, layers)
 
-def _find_layers(model:nn.Module, types:tuple) -> dict:
-    "name -> module for the modules of `model` of one of `types` that have a weight tensor."
-    return {n: m for n, m in model.named_modules()
-            if isinstance(m, types) and isinstance(getattr(m, 'weight', None), torch.Tensor)}
 
 # %% ../../nbs/sparse/sparsifier.ipynb #7172c1e3
 class Sparsifier:
@@ -121,23 +120,22 @@ class Sparsifier:
                  granularity:str='weight',       # which weights are zeroed together (see `Granularities`)
                  context:str='local',            # 'local': rank each layer alone; 'global': all layers together
                  criteria:Criteria=large_final,  # how groups are scored (higher = keep)
-                 layer_type=None,                # a layer class or a list of them; None = all supported types
-                 *, on_step:bool=True):          # re-apply masks after every `torch.optim` optimizer step
+                 layer_type=None,                # alias of `layers=` with layer classes (older name)
+                 *,
+                 layers=None,                    # which layers: names, modules, types or a filter_fn(module, name); None = all supported
+                 on_step:bool=True):             # re-apply masks after every `torch.optim` optimizer step
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
-        types = _layer_types(layer_type)
         self.model, self.granularity, self.context, self.criteria, self.on_step = model, granularity, context, criteria, on_step
-        self.layers = _find_layers(model, types)
-        if not self.layers:
-            raise ValueError(f"the model has no layer of type {[t.__name__ for t in types]}: nothing to sparsify")
+        self.layers = _selected(model, layers, layer_type)
         self._dims = {}                                  # layer class -> weight axes grouped by `granularity`
         for n, m in self.layers.items():
             if type(m) in self._dims: continue
             try: self._dims[type(m)] = Granularities.get_dim(m, granularity)
             except ValueError as e:
-                raise ValueError(f"layer {n!r}: {e}. Pass layer_type=... to restrict the Sparsifier to layer "
+                raise ValueError(f"layer {n!r}: {e}. Pass layers=... (e.g. a layer type) to restrict the Sparsifier to layer "
                                  f"types that define {granularity!r}") from None
         self._names = {id(m): n for n, m in self.layers.items()}
         self.masks = {}                                  # layer name -> bool keep-mask, one entry per group
@@ -318,9 +316,9 @@ def _report(layers:dict):
     df['sparsity'] = 100 * df.zeros / df.params.clip(lower=1)
     return df
 
-def model_sparsity(model:nn.Module, layer_type=None):
+def model_sparsity(model:nn.Module, layer_type=None, layers=None):
     "DataFrame (layer, type, params, zeros, sparsity %) of the weights of `model`'s layers, plus a total row."
-    return _report(_find_layers(model, _layer_types(layer_type)))
+    return _report(_selected(model, layers, layer_type))
 
 def format_sparsity(df) -> str:
     "A sparsity report (from `sparsity_report` or `model_sparsity`) as an aligned text table."
