@@ -57,6 +57,7 @@ class LayerGroup:
 class PruneInfo:
     "What `Pruner.pruned` removed: group id -> (channels before, channels after), and what it changed."
     groups: dict = field(default_factory=dict)
+    indices: dict = field(default_factory=dict)   # group id -> the removed output channels of its root layer, sorted
     touched: list = field(default_factory=list)   # names of the changed modules (and parameters outside any layer), in model order
     @property
     def removed(self) -> int:
@@ -313,6 +314,7 @@ def pruned(self:Pruner, pruning_ratio:dict):
             before = g.channels
             self._apply(g, idxs, record=False, undo=undo)
             info.groups[g.id] = (before, g.channels)
+            info.indices[g.id] = list(idxs)
         order = {n: i for i, n in enumerate(self._names.values())}
         where = lambda n: order.get(n, order.get(n.rpartition('.')[0], -1))     # a parameter sits at its owner
         info.touched = sorted({n for u, _ in undo for n in u.touched}, key=lambda n: (where(n), n))
