@@ -8,7 +8,9 @@ Prints one line per figure:
   last rank's end: what sharding speeds up) and the whole job's wall time (process start, imports and
   rendezvous included);
 - the speed-up of the medians, the evaluations made by each rank, and whether the 2-process result equals
-  the 1-process result exactly;
+  the 1-process result exactly (sharding is opt-in: every rank calls the analysis with `distributed=True`;
+  with 2 processes each measurement is followed by one small `all_reduce`, the stop flag that lets a failure
+  or Ctrl-C on one rank stop the others, and its cost is part of the 2-process time);
 - the CPU seconds each rank spent in the analysis: on a machine shared with other jobs a process gets less
   than a core (CPU/wall < 1 below), and the CPU-time ratio (1-process CPU time / the busiest rank's) is the
   speed-up the same job would show on two otherwise idle cores.
@@ -25,7 +27,9 @@ from machine import cpu_model, load          # bench/machine.py: shared by the b
 
 def worker(a):
     "One rank of the job: the same analysis on every rank, sharded by fasterai; rank 0 writes the figures."
-    import torch, torch.distributed as dist, torch.nn.functional as F, torchvision
+    import inspect, torch, torch.distributed as dist, torch.nn.functional as F, torchvision
+    from functools import partial
+    from fasterai.analyze import runner, sensitivity
     from fasterai.analyze.sensitivity import SensitivityAnalyzer
     cuda = a.device.startswith('cuda')
     dist.init_process_group('nccl' if cuda else 'gloo')
@@ -45,7 +49,11 @@ def worker(a):
                                    higher_is_better=False, metric_name='loss')
     dist.barrier()
     t0, c0 = time.perf_counter(), time.process_time()
-    res = an.analyze(a.compression, a.level, verbose=False)
+    if 'distributed' in inspect.signature(an.analyze).parameters:           # sharding is opt-in
+        res = an.analyze(a.compression, a.level, verbose=False, distributed=True)
+    else:                                     # the analyzer does not take distributed= yet: hand it to its loop
+        sensitivity.run_units = partial(runner.run_units, distributed=True)
+        res = an.analyze(a.compression, a.level, verbose=False)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     got = [None] * world
     dist.all_gather_object(got, (seconds, cpu, res.timing.n_evals))

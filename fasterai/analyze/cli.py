@@ -9,20 +9,17 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn as nn
-from fastcore.script import call_parse, anno_parser
-from .compressions import get_compression
+from fastcore.script import call_parse, anno_parser, Param
+from .compressions import get_compression, compressions, as_compression
 from .sensitivity import SensitivityAnalyzer, SweepResult
-from .results import level_str
 
 # %% auto #0
-__all__ = ['default_levels', 'default_target', 'max_target_pct', 'default_input_shape', 'pickle_warning', 'check_choice',
-           'parse_levels', 'parse_shape', 'torchvision_names', 'resolve_model', 'file_kind', 'load_weights',
-           'load_model_file', 'output_change_fn', 'bar_level', 'report_files', 'write_report', 'sensitivity_report',
-           'normalize_options', 'main']
+__all__ = ['max_target_pct', 'default_input_shape', 'pickle_warning', 'check_choice', 'parse_levels', 'parse_options',
+           'parse_shape', 'torchvision_names', 'resolve_model', 'file_kind', 'load_weights', 'load_model_file',
+           'output_change_fn', 'bar_level', 'report_files', 'write_report', 'sensitivity_report', 'normalize_options',
+           'main']
 
 # %% ../../nbs/analyze/cli.ipynb #2a55c339
-default_levels = {'sparsity': [50, 70, 80, 90, 95, 99], 'pruning': [10, 25, 50, 75], 'quantization': [8, 6, 4, 3, 2]}
-default_target = {'sparsity': 80, 'pruning': 30}     # overall percent of targets.json
 max_target_pct = 99                                  # `SweepResult.to_layer_targets`' default max_pct
 default_input_shape = (8, 3, 64, 64)                 # random batch for a model without data
 
@@ -37,17 +34,43 @@ def _number(arg:str, text:str, s:str):
     except ValueError: raise ValueError(f"{arg}={text!r}: {s!r} is not a number") from None
     return int(v) if v.is_integer() else v
 
-def parse_levels(text:str|None,            # comma-separated levels, e.g. '50,70,90'; None: the compression's defaults
-                 compression:str) -> list:  # 'sparsity', 'pruning' or 'quantization'
-    "The levels of `--levels`, each validated (percent 0–100, or bits 2–16 for quantization)."
-    cls = get_compression(check_choice('--compression', compression, list(default_levels)))
-    if text is None: return list(default_levels[compression])
+def _kind(compression:str) -> type:
+    "The registered kind `--compression` names."
+    return get_compression(check_choice('--compression', compression, list(compressions)))
+
+def parse_levels(text:str|None,            # comma-separated levels, e.g. '50,70,90'; None: the kind's default levels
+                 compression:str) -> list:  # a registered kind: 'sparsity', 'pruning', 'quantization', ...
+    "The levels of `--levels`, each validated in the kind's unit (percent 0–100, or bits 2–16)."
+    cls = _kind(compression)
+    if text is None: return list(cls.default_levels)
     parts = [s.strip() for s in str(text).replace(';', ',').split(',') if s.strip()]
     if not parts: raise ValueError(f"--levels={text!r} is empty; give comma-separated levels, e.g. 50,70,90")
     lv = [cls.check_level(_number('--levels', text, s), '--levels') for s in parts]
     if len(set(lv)) != len(lv): raise ValueError(f"--levels={text!r} has duplicates")
     return lv
 
+def parse_options(texts,                   # `--option` values 'name=value' (a list, or one), or a dict name -> value; None: none
+                  compression:str) -> dict:  # a registered kind
+    "The kind's options given with `--option name=value`, each parsed by its `Option` and checked by the kind."
+    cls = _kind(compression)
+    if texts is None: return {}
+    if isinstance(texts, dict): items = list(texts.items())
+    else:
+        items = []
+        for t in ([texts] if isinstance(texts, str) else texts):
+            name, eq, value = str(t).partition('=')
+            if not eq or not name.strip(): raise ValueError(f"--option={t!r} must be name=value, e.g. granularity=kernel")
+            items.append((name.strip().replace('-', '_'), value))
+    known = {o.name: o for c in [*compressions.values(), cls] for o in c.options}      # the kind's own last: they win
+    opts = {}
+    for name, value in items:
+        if name not in known:
+            raise ValueError(f"--option {name}=...: no kind has an option {name!r}; options of --compression {cls.name}: "
+                             f"{[o.name for o in cls.options] or 'none'}")
+        if name in opts: raise ValueError(f"--option {name} is given twice")
+        opts[name] = known[name].parse(value) if isinstance(value, str) else value
+    as_compression(cls, opts)                    # another kind's option at another value than its default: refused here
+    return opts
 def parse_shape(text:str) -> tuple:
     "A shape like '8,3,64,64' or '8x3x64x64' (the batch first) as a tuple of positive integers."
     parts = [s.strip() for s in str(text).lower().replace('x', ',').split(',') if s.strip()]
@@ -170,9 +193,9 @@ def output_change_fn(model:nn.Module, x:torch.Tensor):
     return output_change
 
 # %% ../../nbs/analyze/cli.ipynb #06ab7ab1
-def bar_level(levels:list, compression:str, target:float|None):
-    "The level of the bar chart: the one nearest to `target` (percent kinds), the middle one for quantization."
-    if compression == 'quantization' or target is None: return sorted(levels)[len(levels) // 2]
+def bar_level(levels:list, target:float|None):
+    "The level of the bar chart: the one nearest to `target`, or the middle one without a target."
+    if target is None: return sorted(levels)[len(levels) // 2]
     return min(levels, key=lambda l: (abs(l - target), -l))
 
 def _save(draw, path:Path, figsize):
@@ -203,17 +226,18 @@ def write_report(sweep:SweepResult,       # the sweep to report
     return files
 
 # %% ../../nbs/analyze/cli.ipynb #d3ec5d42
-def _check_args(model, compression, levels, target, input_shape, weights, out, granularity, device):
+def _check_args(model, compression, levels, target, input_shape, weights, out, option, device):
     "Validate everything before any work: returns the parsed values."
-    check_choice('--compression', compression, list(default_levels))
+    comp = as_compression(_kind(compression), parse_options(option, compression))
     lv = parse_levels(levels, compression)
     kind, what = resolve_model(model)
     if target is not None:
-        if compression == 'quantization':
-            raise ValueError("--target is a percent for sparsity or pruning; quantization writes no targets.json")
+        if comp.default_target is None:
+            raise ValueError(f"--target={target!r} does not apply: {comp.name} writes no targets.json "
+                             f"(its levels are {comp.unit.name}; targets are for kinds with a default target)")
         if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 <= target <= max_target_pct:
             raise ValueError(f"--target={target!r} must be a percent in [0, {max_target_pct}]")
-    elif compression != 'quantization': target = default_target[compression]
+    else: target = comp.default_target
     shape = None
     if input_shape is not None:
         if kind == 'digits': raise ValueError("--input-shape does not apply to --model digits (its inputs are 1×8×8 digits)")
@@ -223,12 +247,10 @@ def _check_args(model, compression, levels, target, input_shape, weights, out, g
         if kind == 'file': raise ValueError("--weights goes with an architecture name (--model digits or a torchvision name), not a file")
         if not Path(weights).is_file(): raise ValueError(f"--weights={weights!r}: no such file")
     if Path(out).exists() and not Path(out).is_dir(): raise ValueError(f"--out={out!r} exists and is not a folder")
-    if granularity != 'weight' and compression != 'sparsity':
-        raise ValueError(f"--granularity={granularity!r} applies to --compression sparsity only")
     try: dev = torch.device(device)
     except RuntimeError: raise ValueError(f"--device={device!r} is not a torch device (e.g. cpu, cuda, cuda:1)") from None
     if dev.type == 'cuda' and not torch.cuda.is_available(): raise ValueError(f"--device={device!r}: CUDA is not available here")
-    return kind, what, lv, target, shape, dev
+    return kind, what, comp, lv, target, shape, dev
 
 # %% ../../nbs/analyze/cli.ipynb #8f375bf1
 def _say(quiet, *lines):
@@ -273,40 +295,39 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
 @call_parse
 def sensitivity_report(
     model:str='digits',              # 'digits' (train the demo CNN on real digits), a torchvision model name (weights=None), or a saved model file
-    compression:str='sparsity',      # sparsity, pruning or quantization
-    levels:str=None,                 # comma-separated percents (sparsity, pruning) or bits (quantization); default 50,70,80,90,95,99 | 10,25,50,75 | 8,6,4,3,2
-    target:float=None,               # overall percent (parameter-weighted) of targets.json; default 80 for sparsity, 30 for pruning
+    compression:str='sparsity',      # a registered kind: sparsity, quantization, pruning, ...
+    levels:str=None,                 # comma-separated levels in the kind's unit; default: the kind's default levels
+    target:float=None,               # overall percent (parameter-weighted) of targets.json; default: the kind's default target
     input_shape:str=None,            # shape of the random batch for the proxy metric, batch first; default 8,3,64,64 (not for digits)
     weights:str=None,                # state dict or TorchScript file with the weights of --model NAME
     out:str='sensitivity_report',    # folder for the report
-    granularity:str='weight',        # sparsity: weights zeroed together (weight, kernel, filter, ...)
+    option:Param("an option of the kind as name=value, repeatable: granularity=kernel (sparsity), quant_per_channel=false "
+                 "(quantization), ...", str, action='append')=None,
     device:str='cpu',                # cpu, cuda, cuda:1, ...
     trust_pickle:bool=False,         # allow loading a whole pickled model; this RUNS CODE stored in the file
     seed:int=0,                      # seed of the demo training and of the random batch
     quiet:bool=False):               # print nothing (the report is still written)
     "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
     t0 = time.perf_counter()
-    kind, what, lv, target, shape, dev = _check_args(model, compression, levels, target, input_shape, weights, out,
-                                                     granularity, device)
+    kind, what, comp, lv, target, shape, dev = _check_args(model, compression, levels, target, input_shape, weights, out,
+                                                           option, device)
     if kind == 'digits' and weights is None: _say(quiet, "Training the digits CNN (real data, a few seconds)...")
     net, sample, eval_fn, origin, desc, hib, metric_name = _build(kind, what, weights, trust_pickle, shape, seed, dev)
     head = [f"Model: {origin}", f"Metric: {desc}",
-            f"Sweep: {compression} at {', '.join(level_str(compression, l) for l in lv)}"
-            + (f", granularity {granularity}" if compression == 'sparsity' else '')]
+            f"Sweep: {comp.name} at {', '.join(comp.format_level(l) for l in lv)}" + ''.join(f", {k} {v}" for k, v in comp.options.items())]
     _say(quiet, *head)
     an = SensitivityAnalyzer(net, sample, eval_fn, higher_is_better=hib, metric_name=metric_name)
-    sw = an.sweep(compression, lv, granularity=granularity, verbose=not quiet)
-    bar = bar_level(sw.levels, compression, target)
+    sw = an.sweep(comp, lv, verbose=not quiet)
+    bar = bar_level(sw.levels, target)
     targets = None if target is None else sw.to_layer_targets(net, target)
     with contextlib.redirect_stdout(io.StringIO()) as buf: sw.at(bar).summary()
     lines = head + ['', f"{metric_name} per layer (rows) and level (columns); baseline {sw.baseline_metric:.4f}:",
-                    sw.to_wide().rename(columns=lambda l: level_str(compression, l)).to_string(float_format=lambda v: f"{v:.4f}"), '', buf.getvalue().rstrip()]
+                    sw.to_wide().rename(columns=comp.format_level).to_string(float_format=lambda v: f"{v:.4f}"), '', buf.getvalue().rstrip()]
     if targets is not None:
         tj = Path(out)/'targets.json'
-        use = (f"Sparsifier(model).sparsify_model(json.load(open('{tj}')))" if compression == 'sparsity' else
-               f"Pruner(model, json.load(open('{tj}')), example_inputs=x).prune_model()")
-        lines += ['', f"Targets for an overall {target:g}% {compression} (parameter-weighted, from the whole curves):",
-                  '  ' + ', '.join(f"{k} {v:.1f}%" for k, v in targets.items()), f"  use them: {use}"]
+        lines += ['', f"Targets for an overall {target:g}% {comp.name} (parameter-weighted, from the whole curves):",
+                  '  ' + ', '.join(f"{k} {v:.1f}%" for k, v in targets.items())]
+        if comp.targets_hint: lines.append(f"  use them: {comp.targets_hint.format(path=tj)}")
     lines += ['', f"Report in {Path(out)}/: {', '.join(report_files(sw, targets, bar))}"]
     files = write_report(sw, out, targets, bar, '\n'.join(lines) + '\n')
     _say(quiet, *lines[len(head):], f"Done in {time.perf_counter() - t0:.1f} s (sweep: {sw.timing})")
@@ -323,12 +344,26 @@ def normalize_options(argv:list) -> list:
         out.append(a)
     return out
 
+def _kinds_help(p):
+    "The help of the kind-dependent arguments, from the registry as it is now (a kind registered after import included)."
+    act = {a.dest: a for a in p._actions}
+    act['compression'].help = f"the kind of compression: {', '.join(compressions)} (default: sparsity)"
+    act['levels'].help = ("comma-separated levels in the kind's unit; default: "
+                          + '; '.join(f"{n} {','.join(f'{l:g}' for l in c.default_levels)}" for n, c in compressions.items()))
+    act['target'].help = ("overall percent (parameter-weighted) of targets.json; default: "
+                          + ', '.join(f"{n} {c.default_target:g}" for n, c in compressions.items() if c.default_target is not None)
+                          + '; other kinds write no targets')
+    act['option'].help = ("an option of the kind as name=value, repeatable: "
+                          + '; '.join(f"{n}: " + ', '.join(f"{o.name} (default {o.default!r}: {o.doc})" for o in c.options)
+                                      for n, c in compressions.items() if c.options))
+
 def main(argv:list|None=None):   # the arguments (default: sys.argv[1:])
     "Console script `fasterai_sensitivity`: parse (dashes or underscores), run, report a bad argument in one line."
     import matplotlib
     matplotlib.use('Agg')
     argv = sys.argv[1:] if argv is None else list(argv)
     p = anno_parser(sensitivity_report.__wrapped__, prog='fasterai_sensitivity')
+    _kinds_help(p)
     p.epilog = ("Option names take dashes or underscores (--input-shape = --input_shape). With no argument: train the "
                 "digits demo CNN and sweep its sparsity against real validation accuracy.")
     args = vars(p.parse_args(normalize_options(argv)))

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 from fastprogress.fastprogress import progress_bar
 from ..core.criteria import Criteria, large_final
-from .compressions import AnalysisSetup, get_compression, out_channel_axis, run_model, to_device
+from .compressions import AnalysisSetup, as_compression, out_channel_axis, run_model, to_device
 from .evaluation import eval_batches, split_batch, model_device
 from .sensitivity import ModelGuard, select_layers, check_sample
 from .results import LayerSensitivity, SensitivityResult, Timing
@@ -160,25 +160,14 @@ _NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm)
 def _pruning_change(model, comp, unit, level, pnames:dict) -> tuple[list[Change], int]:
     "The channels `Pruner.pruned` removes from one group, as changes zeroing them in every member; and how many."
     pruner = comp.pruner
-    DG = pruner.DG
-    root = model.get_submodule(unit.group)
-    fn = DG.get_pruner_of_module(root).prune_out_channels
-    n_ch = fn.__self__.get_out_channels(root)
-    scores = pruner.importance(DG.get_pruning_group(root, fn, list(range(n_ch))))
-    ax, w0 = out_channel_axis(root), root.weight.detach().clone()
-    with comp.applied(unit, level) as info:
-        k = info['channels_removed']
-        idxs = sorted(torch.argsort(scores, stable=True)[:k].tolist())
-        keep = torch.tensor(sorted(set(range(n_ch)) - set(idxs)), dtype=torch.long, device=w0.device)
-        w = root.weight.detach()
-        same = w.shape == w0.index_select(ax, keep).shape and torch.equal(w, w0.index_select(ax, keep))
-    if not same: raise RuntimeError(f"could not tell which channels the Pruner removes from group {unit.group!r}: please report this")
+    with pruner.pruned({unit.group: level}) as info: idxs = info.indices.get(unit.group, [])   # the Pruner's own choice
+    k = len(idxs)
     if k == 0: return [], 0
     pos, out, seen = {r: i for i, r in enumerate(idxs)}, [], set()
-    for item in DG.get_pruning_group(root, fn, idxs):
-        mod, handler = item.dep.target.module, item.dep.handler
+    for e in pruner.graph.entries(model.get_submodule(unit.group), idxs):
+        mod = e.target
         if isinstance(mod, (nn.modules.conv._ConvNd, nn.Linear)):
-            if not DG.is_out_channel_pruning_fn(handler): continue       # a consumer: its inputs shrink
+            if not e.out: continue                                      # a consumer: its inputs shrink
             plist = [('weight', out_channel_axis(mod)), ('bias', 0)]
         elif isinstance(mod, _NORMS): plist = [('weight', 0), ('bias', 0)]
         else: continue
@@ -186,8 +175,8 @@ def _pruning_change(model, comp, unit, level, pnames:dict) -> tuple[list[Change]
             p = getattr(mod, pn, None)
             if not isinstance(p, nn.Parameter) or id(p) in seen: continue
             seen.add(id(p))
-            ix = torch.tensor(list(item.idxs), dtype=torch.long, device=p.device)
-            ch = torch.tensor([pos.get(r, k) for r in item.root_idxs], dtype=torch.long)
+            ix = torch.tensor(e.idxs, dtype=torch.long, device=p.device)
+            ch = torch.tensor([pos.get(r, k) for r in e.root_idxs], dtype=torch.long)
             out.append(Change(pnames[id(p)], -p.detach().index_select(a, ix), a, ix, ch))
     return out, k
 
@@ -239,7 +228,7 @@ def _score_units(model, comp, level, method, stats, sel, pnames, macs) -> list:
     else: score = lambda ch: fisher_score(ch, stats.grad, stats.fisher)
     rows, base = {}, stats.loss
     for u in comp.units():
-        if comp.name != 'pruning':                                  # sparsity, quantization: one layer
+        if not comp.structured:                                     # one layer (sparsity, quantization)
             n = u.names[0]
             rows[n] = _row(n, sel[n], base, score(_weight_change(comp, u, level, sel[n], pnames[id(sel[n].weight)])), macs)
         elif u.prunable is False:
@@ -264,31 +253,33 @@ def _chain(first, rest):
 def estimate_sensitivity(model:nn.Module,                 # the model (given back exactly as it was, `.grad` included)
                          data,                            # (x, y) batches: a list, a DataLoader, or fastai DataLoaders (→ valid)
                          loss_fn,                         # loss_fn(preds, targets) -> scalar mean loss, e.g. F.cross_entropy
-                         compression:str='sparsity',      # 'sparsity', 'pruning' or 'quantization'
-                         level=50,                        # percent (sparsity, pruning) or bits (quantization)
+                         compression='sparsity',          # a kind: 'sparsity', 'pruning', 'quantization' (registered name), or a configured one
+                         level=50,                        # percent (sparsity, pruning) or bits (quantization): the kind's unit
                          *,
                          method:str='taylor',             # 'taylor' (first order) or 'fisher' (second order, per-sample gradients)
                          criteria:Criteria=large_final,   # which weights/filters go first (sparsity, pruning)
-                         granularity:str='weight',        # sparsity: which weights go together
                          layers=None,                     # layer names (or modules) to estimate; None: every compressible layer
-                         quant_per_channel:bool=True,     # quantization: one weight scale per output channel (else per tensor)
                          n_batches:int|None=None,         # use at most this many batches of `data` (None: all)
                          metric_name:str='loss',          # what loss_fn computes, for reports
-                         verbose:bool=True                # progress bar over the batches; False prints nothing
+                         verbose:bool=True,               # progress bar over the batches; False prints nothing
+                         **options                        # the kind's options: granularity (sparsity), quant_per_channel (quantization)
                         ) -> SensitivityResult:
     "Estimate each layer's sensitivity (the increase of the loss) from one pass of gradients over `data`; marked `method='taylor'|'fisher'`."
     t0 = time.perf_counter()
     _check_args(model, loss_fn, method, criteria, metric_name)
-    cls = get_compression(compression)
-    cls.check_options(granularity=granularity, quant_per_channel=quant_per_channel)
+    cfg = as_compression(compression, options, ('method', 'criteria', 'layers', 'n_batches', 'metric_name', 'verbose'))
+    cls = type(cfg)
+    blind = [f"{o.name}={cfg.options[o.name]!r}" for o in cls.options if not o.estimable and cfg.options[o.name] != o.default]
+    if blind: raise ValueError(f"{', '.join(blind)}: the estimate reads only the change of the weights and cannot see its effect; "
+                               "measure it with SensitivityAnalyzer")
     level = cls.check_level(level, 'level')
     sel = select_layers(model, layers)
     batches = data_batches(data, n_batches)
-    setup = AnalysisSetup(model, sel, None, criteria, granularity=granularity, quant_per_channel=quant_per_channel)
-    comp = cls(setup)
+    setup = AnalysisSetup(model, sel, None, criteria)
+    comp = cfg.bind(setup)
     comp.validate()
     pnames = {id(p): n for n, p in model.named_parameters()}
-    if cls.name == 'pruning': names = [n for n, p in model.named_parameters() if p.is_floating_point()]
+    if cls.structured: names = [n for n, p in model.named_parameters() if p.is_floating_point()]   # coupled norms and biases too
     else: names = [pnames[id(m.weight)] for m in sel.values()]
     params = dict(model.named_parameters())
     saved = [(p, p.grad, p.requires_grad) for p in model.parameters()]

@@ -4,12 +4,13 @@
 
 # %% ../../nbs/analyze/evaluation.ipynb #55fa05b1
 from __future__ import annotations
-import math, numbers, operator, time, warnings
+import hashlib, math, numbers, operator, time, warnings, zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn as nn
+from torch.utils.data import DataLoader, IterableDataset, SequentialSampler
 import torch.fx as fx
 from torch.fx.node import map_arg
 from fastcore.basics import patch
@@ -17,8 +18,9 @@ from ..core.granularity import Granularities
 from ..core.inputs import run_model, to_device
 
 # %% auto #0
-__all__ = ['as_metric', 'Evaluator', 'FunctionEvaluator', 'eval_batches', 'split_batch', 'cat_batches', 'model_device',
-           'eval_mode', 'DataEvaluator', 'trace_model', 'value_nbytes', 'SuffixEvaluator']
+__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches',
+           'split_batch', 'cat_batches', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest',
+           'model_device', 'eval_mode', 'DataEvaluator', 'trace_model', 'value_nbytes', 'SuffixEvaluator']
 
 # %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
 def as_metric(value,
@@ -61,6 +63,11 @@ class Evaluator:
         v = as_metric(self._timed(self._compressed, touched), source=self.source)
         return (-math.inf if self.higher_is_better else math.inf) if math.isnan(v) else v
 
+    @property
+    def data_digest(self) -> str|None:
+        "A digest of the evaluation data read by the baseline; None when the evaluator does not see the data."
+        return None
+
     def close(self): "Free what `baseline` kept."
     def _baseline(self): raise NotImplementedError
     def _compressed(self, touched): raise NotImplementedError
@@ -82,21 +89,40 @@ class FunctionEvaluator(Evaluator):
     def _compressed(self, touched): return self.eval_fn(self.model)
 
 # %% ../../nbs/analyze/evaluation.ipynb #6c53fd9f
+SAME_BATCHES = ("every evaluation must see the same batches in the same order: the baseline's targets (and cached "
+                "activations) are matched with later passes batch by batch, and each layer's metric is compared with the "
+                "baseline's on the same items")
+PASS_INSTEAD = ("pass a list of batches, or DataLoader(dataset, batch_size=...) with shuffle=False and no sampler (for a "
+                "subset: DataLoader(torch.utils.data.Subset(dataset, indices), batch_size=...)); a fastai DataLoaders' "
+                ".valid is not shuffled")
+
+def _is_dataloaders(o) -> bool: return any(c.__name__ == 'DataLoaders' for c in type(o).__mro__)
+
+def sampling_problem(batches) -> str|None:
+    "What makes `batches` come out in another order, or with other items, on each pass (a shuffling loader, a random sampler); None if nothing is seen."
+    if getattr(batches, 'shuffle', False) is True: return "data is shuffled (shuffle=True)"
+    if not isinstance(batches, DataLoader) or isinstance(batches.dataset, IterableDataset): return None
+    bs = batches.batch_sampler
+    if bs is None: smp, where = batches.sampler, 'sampler'
+    elif hasattr(bs, 'sampler'): smp, where = bs.sampler, 'batch_sampler.sampler'
+    else: return None                                   # a custom batch sampler: the batch digests check it
+    if isinstance(smp, (SequentialSampler, list, tuple, range)): return None
+    if type(smp).__name__ == 'RandomSampler': return f"data is shuffled (a RandomSampler as its {where}: shuffle=True)"
+    return f"data draws its items with a {type(smp).__name__} (its {where}), not in a fixed order"
+
 def eval_batches(data):
-    "The batches to evaluate on: a fastai `DataLoaders`' `valid`, a single `(x, y)` pair of tensors as one batch, else `data` itself."
-    if any(c.__name__ == 'DataLoaders' for c in type(data).__mro__): return data.valid
-    if (isinstance(data, (tuple, list)) and len(data) == 2
-        and all(isinstance(t, torch.Tensor) for t in data)): return [tuple(data)]
+    "The batches to evaluate on: a fastai `DataLoaders`' `valid`, a single `(x, y)` pair of tensors as one batch, else `data` itself; a loader that is not sequential is refused."
+    if _is_dataloaders(data): data = data.valid
+    elif (isinstance(data, (tuple, list)) and len(data) == 2
+          and all(isinstance(t, torch.Tensor) for t in data)): return [tuple(data)]
     if isinstance(data, (torch.Tensor, dict, str, bytes)) or not hasattr(data, '__iter__'):
         raise TypeError(f"data must be batches (x, y): a list of them, a DataLoader or fastai DataLoaders; "
                         f"got {type(data).__name__}")
     if iter(data) is data:
         raise TypeError(f"data is an iterator ({type(data).__name__}): it can be read only once, and every evaluation "
                         f"reads it again; pass a list of batches or a DataLoader")
-    if getattr(data, 'shuffle', False) is True or type(getattr(data, 'sampler', None)).__name__ == 'RandomSampler':
-        raise ValueError("data is shuffled (shuffle=True): every evaluation must see the same batches in the same order "
-                         "(the baseline's cached activations and targets are matched batch by batch); pass a DataLoader "
-                         "with shuffle=False (a fastai DataLoaders' .valid is not shuffled)")
+    problem = sampling_problem(data)
+    if problem: raise ValueError(f"{problem}: {SAME_BATCHES}; {PASS_INSTEAD}")
     return data
 
 def split_batch(batch,
@@ -117,6 +143,52 @@ def cat_batches(values:list):
     if isinstance(v, (tuple, list)): return type(v)(cat_batches([x[i] for x in values]) for i in range(len(v)))
     if isinstance(v, dict): return {k: cat_batches([x[k] for x in values]) for k in v}
     raise TypeError(f"cannot concatenate batch values of type {type(v).__name__}")
+
+# %% ../../nbs/analyze/evaluation.ipynb #c0a1e5b6
+def tensor_desc(t:torch.Tensor) -> str:
+    "Shape and dtype of `t` as text, e.g. '16x1x3x3 float32'."
+    return f"{'x'.join(map(str, t.shape)) or 'scalar'} {str(t.dtype).replace('torch.', '')}"
+
+def tensor_bytes(t:torch.Tensor) -> memoryview:
+    "The bytes of `t`'s values, read on the CPU (a sparse tensor as dense, a quantized one as its integers)."
+    t = t.detach()
+    if type(t) is not torch.Tensor: t = t.as_subclass(torch.Tensor)     # e.g. fastai's TensorImage: plain bytes, no dispatch
+    if t.is_sparse: t = t.to_dense()
+    if t.is_quantized: t = t.int_repr()
+    t = t.cpu().contiguous().reshape(-1)
+    return t.view(torch.uint8).numpy().data if t.numel() else memoryview(b'')
+
+def digest_into(h, o):
+    "Feed `o` to the hash object `h`: tensors and arrays (shape, dtype, bytes), numbers, strings, dicts, lists, re-iterables; other objects by their type."
+    if isinstance(o, torch.Tensor): h.update(f"T{tensor_desc(o)};".encode()); h.update(tensor_bytes(o))
+    elif isinstance(o, np.ndarray): digest_into(h, torch.from_numpy(np.ascontiguousarray(o)))
+    elif o is None or isinstance(o, (bool, numbers.Number, str, bytes)): h.update(f"V{o!r};".encode())
+    elif isinstance(o, dict):
+        h.update(b"D")
+        for k in sorted(o, key=str): h.update(f"{k!r}:".encode()); digest_into(h, o[k])
+        h.update(b";")
+    elif _is_dataloaders(o): digest_into(h, o.valid)                    # fastai: what is evaluated
+    elif isinstance(o, (list, tuple)) or (hasattr(o, '__iter__') and iter(o) is not o):
+        h.update(b"L")
+        for v in o: digest_into(h, v)
+        h.update(b";")
+    else: h.update(f"O{type(o).__module__}.{type(o).__qualname__};".encode())   # opaque: only its type
+
+class _Crc32:
+    "CRC-32 with the interface of a `hashlib` object (`update`, `hexdigest`)."
+    def __init__(self): self.value = 0
+    def update(self, b): self.value = zlib.crc32(b, self.value)
+    def hexdigest(self) -> str: return f"{self.value:08x}"
+
+def batch_digest(batch) -> str:
+    "A cheap digest of one batch (CRC-32 of its tensors' shapes, dtypes and bytes): 8 hex digits that tell two batches apart."
+    h = _Crc32()
+    digest_into(h, batch)
+    return h.hexdigest()
+
+def batches_digest(digests:list) -> str:
+    "One digest (BLAKE2, 16 hex digits) for a list of batch digests, in order."
+    return hashlib.blake2b(' '.join(digests).encode(), digest_size=8).hexdigest()
 
 # %% ../../nbs/analyze/evaluation.ipynb #2c506db4
 def model_device(model:nn.Module) -> torch.device:
@@ -150,26 +222,49 @@ class DataEvaluator(Evaluator):
         self.model, self.data, self.metric = model, data, metric
         self.batches = eval_batches(data)
         self.n_inp = getattr(self.batches, 'n_inp', None)
+        self.digests = None                      # one `batch_digest` per batch, recorded by the baseline pass
 
-    def iterate(self):
-        "Yield `(inputs, targets)` of every batch, moved to the model's device."
-        dev, k = model_device(self.model), 0
+    @property
+    def data_digest(self) -> str|None:
+        "A digest of the batches the baseline read (None before the baseline)."
+        return None if self.digests is None else batches_digest(self.digests)
+
+    def iterate(self, baseline:bool=False):
+        "Yield `(inputs, targets)` of every batch, on the model's device; the baseline records each batch's digest, a later pass over a loader checks it."
+        check = not baseline and self.digests is not None and not isinstance(self.batches, (list, tuple))
+        if baseline: self.digests = None
+        dev, k, seen = model_device(self.model), 0, []
         for k, b in enumerate(self.batches, 1):
+            if baseline: seen.append(batch_digest(b))
+            elif check: self._check_batch(k - 1, b)
             xs, y = split_batch(b, self.n_inp)
             yield to_device(xs, dev), to_device(y, dev)
         if k == 0: raise ValueError("data yielded no batch: nothing to evaluate on")
+        if baseline: self.digests = seen
+        elif check and k != len(self.digests):
+            raise ValueError(f"data yielded {k} batches now, {len(self.digests)} at the baseline: {SAME_BATCHES}; {PASS_INSTEAD}")
+
+    def _check_batch(self, i:int, b):
+        "Refuse batch `i` of this pass unless it is the baseline's batch `i`."
+        if i >= len(self.digests): what = f"more batches now than the {len(self.digests)} of the baseline"
+        else:
+            d = batch_digest(b)
+            if d == self.digests[i]: return
+            what = f"another batch {i} than at the baseline (digest {d}, {self.digests[i]} at the baseline)"
+        raise ValueError(f"data yielded {what}: its batches change from one pass to the next (a random sampler, "
+                         f"random transforms, a loader that reshuffles); {SAME_BATCHES}; {PASS_INSTEAD}")
 
     @torch.no_grad()
-    def predict(self) -> tuple:
+    def predict(self, baseline:bool=False) -> tuple:
         "`(preds, targets)` of the whole model over all batches, concatenated."
         preds, targs = [], []
         with eval_mode(self.model):
-            for xs, y in self.iterate():
+            for xs, y in self.iterate(baseline):
                 preds.append(run_model(self.model, xs)); targs.append(y)
         return cat_batches(preds), cat_batches(targs)
 
-    def evaluate(self): return self.metric(*self.predict())
-    def _baseline(self): return self.evaluate()
+    def evaluate(self, baseline:bool=False): return self.metric(*self.predict(baseline))
+    def _baseline(self): return self.evaluate(baseline=True)
     def _compressed(self, touched): return self.evaluate()
 
 # %% ../../nbs/analyze/evaluation.ipynb #17a0ac5c
@@ -330,6 +425,11 @@ class SuffixEvaluator(Evaluator):
         self.candidates = sorted(cands, key=self.idx.get, reverse=True)    # deepest first
 
     @property
+    def data_digest(self) -> str|None:
+        "A digest of the batches the baseline read (None before the baseline)."
+        return self.full.data_digest
+
+    @property
     def cache_mb(self) -> float:
         "Megabytes the cache holds now (cached values and targets)."
         return 0. if self._cache is None else self._cache_bytes / 2**20
@@ -442,7 +542,7 @@ def _build(self:SuffixEvaluator):
     indexable = isinstance(full.batches, (list, tuple))
     cands = [c for c in self.candidates if not (indexable and c.op == 'placeholder')]
     cache, node_bytes, outs, targs, targ_bytes, budget = {}, {}, [], [], 0, self.max_cache_mb * 2**20
-    for b, (xs, y) in enumerate(full.iterate()):
+    for b, (xs, y) in enumerate(full.iterate(baseline=True)):
         keep = set(cands) if b == 0 else set(cache)
         store, protected = {}, {_storage(t) for t in _tensors(xs)}
         try: out = self._execute(self._full_plan, {}, xs, targets, protected, keep, store, check=True)
@@ -479,7 +579,7 @@ def _baseline(self:SuffixEvaluator):
         else:
             self._base_value = self.metric(preds, self._targets)
             return self._base_value
-    return self.full.evaluate()
+    return self.full.evaluate(baseline=True)
 
 # %% ../../nbs/analyze/evaluation.ipynb #f227d5aa
 @patch
@@ -503,19 +603,14 @@ def _plan_for(self:SuffixEvaluator, touched:frozenset) -> _Plan|None:
 
 @patch
 def _batches_for(self:SuffixEvaluator, plan:_Plan):
-    "Yield `(batch index, inputs or None)`: inputs only when the plan reads them (a loader is iterated again)."
+    "Yield `(batch index, inputs or None)`: inputs only when the plan reads them (a loader is iterated again, and checked)."
     if not plan.needs_inputs:
         yield from ((b, None) for b in range(self._n_batches)); return
     if self._indexable:
         dev, n_inp = model_device(self.model), self.full.n_inp
         for b in range(self._n_batches): yield b, to_device(split_batch(self.full.batches[b], n_inp)[0], dev)
         return
-    k = 0
-    for k, (xs, _) in enumerate(self.full.iterate(), 1):
-        if k > self._n_batches: break
-        yield k - 1, xs
-    if k != self._n_batches: raise RuntimeError(f"data yielded {k} batches now, {self._n_batches} at the baseline: "
-                                                "evaluate on data that comes out the same every time")
+    for b, (xs, _) in enumerate(self.full.iterate()): yield b, xs       # each batch checked against the baseline's digest
 
 @patch
 def _compressed(self:SuffixEvaluator, touched):

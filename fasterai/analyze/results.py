@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 from .targets import check_bounds, scaled_targets, curve_targets
+from .compressions import get_compression, compressions
 from .serialize import (dec_str, dec_int, dec_float, dec_bool, dec_dict, dec_level, opt, list_of, decode,
                                         write_json, read_json, to_cell, from_cell, write_csv, read_csv, same_in_all_rows)
 
@@ -41,8 +42,8 @@ def damage(baseline:float, metric:float, higher_is_better:bool=True) -> float:
     return baseline - metric if higher_is_better else metric - baseline
 
 def level_str(compression_type:str, level) -> str:
-    "A level with its unit: '50%' or '8 bits'."
-    return f"{level:g} bits" if compression_type == 'quantization' else f"{level:g}%"
+    "A level with its unit, as the kind `compression_type` writes it: '50%', '8 bits'."
+    return get_compression(compression_type).format_level(level)
 
 # %% ../../nbs/analyze/results.ipynb #4800739a
 def _canon(o):
@@ -78,6 +79,10 @@ class _Layers(_Record):
         raise KeyError(f"no layer {name!r} in this {type(self).__name__}; layers: {self.names}")
     @property
     def names(self) -> list[str]: return [l.name for l in self.layers]
+    @property
+    def kind(self) -> type:
+        "The `Compression` class registered as `compression_type`: what reports, plots and targets ask."
+        return get_compression(self.compression_type)
 
 def _method(cls, name:str|None=None, kind=None):
     "Decorator: attach the function to `cls` as method `name` (default: its name without leading underscores)."
@@ -113,8 +118,8 @@ class LayerSensitivity(_Record):
 @dataclass(eq=False)
 class SensitivityResult(_Layers):
     "Per-layer sensitivity to one compression at one level."
-    compression_type:str                        # 'sparsity', 'pruning' or 'quantization'
-    compression_level:float                     # percent (sparsity, pruning) or bits (quantization)
+    compression_type:str                        # a registered kind's name: 'sparsity', 'pruning', 'quantization', ...
+    compression_level:float                     # in the kind's unit: percent (sparsity, pruning) or bits (quantization)
     baseline_metric:float                       # metric of the untouched model
     layers:list                                 # `LayerSensitivity` per layer, in model order
     metric_name:str='accuracy'                  # what `eval_fn` returns
@@ -138,7 +143,7 @@ class SensitivityResult(_Layers):
         return pd.DataFrame([l.as_dict() for l in self.layers])
 
     def __repr__(self):
-        return (f"SensitivityResult({self.compression_type} at {level_str(self.compression_type, self.compression_level)}, "
+        return (f"SensitivityResult({self.compression_type} at {self.kind.format_level(self.compression_level)}, "
                 f"{len(self.layers)} layers, baseline {self.metric_name}={self.baseline_metric:.6g}"
                 f"{'' if self.method == 'measured' else f', estimated by {self.method}'})")
 
@@ -150,7 +155,7 @@ def _table(layers, metric_name) -> str:
     return df.to_string(index=False, formatters={metric_name: '{:.4f}'.format, 'delta': '{:+.4f}'.format})
 
 def _summary_text(self:SensitivityResult, top:int=5) -> str:
-    what = level_str(self.compression_type, self.compression_level)
+    what = self.kind.format_level(self.compression_level)
     sign = 'baseline - compressed' if self.higher_is_better else 'compressed - baseline'
     ms = [l for l in self.layers if l.measured]
     lines = [f"Sensitivity of {self.metric_name} to {self.compression_type} at {what}: {len(ms)} of {len(self.layers)} layers measured",
@@ -202,7 +207,7 @@ def _plot(self:SensitivityResult,
     ax.axhline(0, color='black', lw=0.8)
     ax.set_xticks(x, [l.name for l in self.layers], rotation=90, fontsize=8)
     ax.set_ylabel(f"delta ({self.metric_name} damage)")
-    ax.set_title(f"Sensitivity to {self.compression_type} at {level_str(self.compression_type, self.compression_level)} "
+    ax.set_title(f"Sensitivity to {self.compression_type} at {self.kind.format_level(self.compression_level)} "
                  f"(baseline {self.metric_name} {self.baseline_metric:.4g})")
     ax.figure.tight_layout()
     return ax
@@ -216,6 +221,13 @@ _TIMING_FIELDS = {'n_evals': dec_int, 'eval_seconds': dec_float, 'total_seconds'
 _TEXT_COLS = {'name': True, 'layer_type': True, 'compression_type': True, 'metric_name': True, 'layer': True,
               'reason': 'opt', 'group': 'opt', 'method': True}   # CSV columns holding text as written
 
+def _dec_kind(v, what):
+    "The name of a registered compression kind (a file of a kind this session does not know cannot be read: its units are unknown)."
+    if not isinstance(v, str) or v not in compressions:
+        raise ValueError(f"{what}={v!r} is not a registered compression; known: {list(compressions)} "
+                         "(define and @register_compression its class before loading the file)")
+    return v
+
 def _dec_timing(v, what): return None if v is None else decode(Timing, v, _TIMING_FIELDS, what, list(_TIMING_FIELDS))
 def _timing_dict(t): return None if t is None else {f.name: getattr(t, f.name) for f in fields(t)}
 def _dec_record(cls, spec): return lambda v, what: decode(cls, v, spec, what, cls._core)
@@ -227,7 +239,7 @@ def _load_json(cls, path, spec, check=lambda r: r):
     try: return check(decode(cls, d, spec, cls.__name__, cls._core))
     except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
 
-_RESULT_FIELDS = {'compression_type': dec_str, 'compression_level': dec_level, 'baseline_metric': dec_float,
+_RESULT_FIELDS = {'compression_type': _dec_kind, 'compression_level': dec_level, 'baseline_metric': dec_float,
                   'metric_name': dec_str, 'higher_is_better': dec_bool, 'settings': dec_dict, 'timing': _dec_timing, 'method': dec_str,
                   'layers': list_of(_dec_record(LayerSensitivity, _LAYER_FIELDS))}
 
@@ -267,11 +279,11 @@ def _from_csv(cls, path) -> SensitivityResult:
     except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
 
 # %% ../../nbs/analyze/results.ipynb #975b0dd6
-def _units(layers, compression_type):
-    "Measured layers grouped into allocation units: coupled pruning layers form one unit."
+def _units(layers, kind):
+    "Measured layers grouped into allocation units: the coupled layers of a structured kind (pruning) form one unit."
     units, by_group = [], {}
     for l in layers:
-        if compression_type == 'pruning' and l.group is not None:
+        if kind.structured and l.group is not None:
             if l.group in by_group: by_group[l.group].append(l); continue
             by_group[l.group] = [l]; units.append(by_group[l.group])
         else: units.append([l])
@@ -285,9 +297,9 @@ def _layer_params(model, layers) -> list[int]:
     if missing: raise ValueError(f"layers {missing} of the result are not weighted layers of this model")
     return [mods[l.name].weight.numel() for l in layers]
 
-def _check_percent_result(compression_type):
-    if compression_type == 'quantization':
-        raise ValueError("to_layer_targets gives percents for sparsity or pruning; this result is quantization (bits)")
+def _check_percent_result(kind):
+    if kind.unit.name != 'percent':
+        raise ValueError(f"to_layer_targets gives percents, for kinds measured in percent; this result is {kind.name} ({kind.unit.name})")
 
 @_method(SensitivityResult, 'to_layer_targets')
 def _to_layer_targets(self:SensitivityResult,
@@ -298,9 +310,9 @@ def _to_layer_targets(self:SensitivityResult,
                       gamma:float=1.0          # 0: uniform; higher: fragile and robust layers further apart
                      ) -> dict[str, float]:
     "Per-layer percents, fragile layers less, whose parameter-weighted mean is `target_pct`; misleads far beyond the measured level."
-    _check_percent_result(self.compression_type)
+    _check_percent_result(self.kind)
     check_bounds(target_pct, min_pct, max_pct)
-    units = _units([l for l in self.layers if l.measured], self.compression_type)
+    units = _units([l for l in self.layers if l.measured], self.kind)
     if not units: raise ValueError("no measured layer in this result: nothing to allocate")
     w = [sum(_layer_params(model, u)) for u in units]
     t = scaled_targets([u[0].delta for u in units], w, target_pct, min_pct, max_pct, gamma)
@@ -327,7 +339,7 @@ class LayerCurve(_Record):
 @dataclass(eq=False)
 class SweepResult(_Layers):
     "Per-layer sensitivity at several levels, all measured against one baseline."
-    compression_type:str                        # 'sparsity', 'pruning' or 'quantization'
+    compression_type:str                        # a registered kind's name: 'sparsity', 'pruning', 'quantization', ...
     levels:list                                 # percent or bits, in the order measured (increasing compression)
     baseline_metric:float                       # metric of the untouched model, one for all levels
     layers:list                                 # `LayerCurve` per layer, in model order
@@ -350,7 +362,7 @@ class SweepResult(_Layers):
         raise ValueError(f"level={level!r} was not measured; levels of this sweep: {self.levels}")
 
     def __repr__(self):
-        lv = ', '.join(level_str(self.compression_type, l) for l in self.levels)
+        lv = ', '.join(self.kind.format_level(l) for l in self.levels)
         return (f"SweepResult({self.compression_type} at [{lv}], {len(self.layers)} layers, "
                 f"baseline {self.metric_name}={self.baseline_metric:.6g})")
 
@@ -358,7 +370,7 @@ class SweepResult(_Layers):
 def _reason_at(self:SweepResult, c:LayerCurve, i:int):
     if c.reason is not None: return c.reason
     if c.channels_removed is not None and c.channels_removed[i] == 0:
-        return f"nothing removed at {level_str(self.compression_type, self.levels[i])} (rounds to 0 channels)"
+        return f"nothing removed at {self.kind.format_level(self.levels[i])} (rounds to 0 channels)"
     if c.stopped_at is not None and math.isnan(c.metrics[i]):
         how = f" ({self.early_stop[0]}, {self.early_stop[1]:g})" if self.early_stop else ''
         return f"cut short by early stop{how} at level {c.stopped_at:g}"
@@ -418,8 +430,8 @@ def _plot_curves(self:SweepResult,
             k = self._level_index(c.stopped_at)
             ax.plot(x[k], v[j, k], marker='x', ms=9, color=line.get_color())
     ax.axhline(0 if delta else self.baseline_metric, color='black', ls='--', lw=1, label='baseline')
-    if self.compression_type == 'quantization': ax.invert_xaxis()
-    ax.set_xlabel('bits' if self.compression_type == 'quantization' else f'{self.compression_type} (%)')
+    if self.kind.invert_axis(): ax.invert_xaxis()
+    ax.set_xlabel(self.kind.axis_label())
     ax.set_ylabel(f'delta ({self.metric_name} damage)' if delta else self.metric_name)
     ax.set_title(f"Sensitivity curves: {self.compression_type}")
     ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1), ncol=1 + len(self.layers) // 25)
@@ -441,7 +453,7 @@ def _plot_heatmap(self:SweepResult,
     if d.size <= 600:
         for (j, i), v in np.ndenumerate(d):
             if not np.isnan(v): ax.text(i, j, f"{v:.2g}", ha='center', va='center', fontsize=7)
-    ax.set_xticks(range(len(self.levels)), [level_str(self.compression_type, l) for l in self.levels])
+    ax.set_xticks(range(len(self.levels)), [self.kind.format_level(l) for l in self.levels])
     ax.set_yticks(range(len(self.layers)), self.names, fontsize=8)
     ax.figure.colorbar(im, ax=ax, label=f'delta ({self.metric_name} damage)')
     ax.set_title(f"Damage per layer and level: {self.compression_type}")
@@ -460,7 +472,7 @@ def _dec_early_stop(v, what):
         raise ValueError(f"{what} should be [mode, value], got {v!r}")
     return (v[0], dec_level(v[1], f"{what}[1]"))
 
-_SWEEP_FIELDS = {'compression_type': dec_str, 'levels': list_of(dec_level), 'baseline_metric': dec_float,
+_SWEEP_FIELDS = {'compression_type': _dec_kind, 'levels': list_of(dec_level), 'baseline_metric': dec_float,
                  'metric_name': dec_str, 'higher_is_better': dec_bool, 'early_stop': _dec_early_stop,
                  'settings': dec_dict, 'timing': _dec_timing, 'layers': list_of(_dec_record(LayerCurve, _CURVE_FIELDS))}
 
@@ -520,12 +532,12 @@ def _sweep_to_layer_targets(self:SweepResult,
                             budget:str='params'    # weigh layers by 'params' or by compute ('flops', MACs)
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
-    _check_percent_result(self.compression_type)
+    _check_percent_result(self.kind)
     check_bounds(target_pct, min_pct, max_pct)
     if budget not in ('params', 'flops'): raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
     d = self.deltas
     idx = {c.name: j for j, c in enumerate(self.layers)}
-    units = _units([c for j, c in enumerate(self.layers) if not np.all(np.isnan(d[j]))], self.compression_type)
+    units = _units([c for j, c in enumerate(self.layers) if not np.all(np.isnan(d[j]))], self.kind)
     if not units: raise ValueError("no measured layer in this sweep: nothing to allocate")
     if budget == 'flops':
         nomacs = [c.name for u in units for c in u if c.macs is None]

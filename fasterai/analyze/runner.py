@@ -11,13 +11,15 @@ import numpy as np
 import torch
 import torch.nn as nn
 from fastprogress.fastprogress import progress_bar
+from .evaluation import digest_into, tensor_bytes, tensor_desc
 from .serialize import (jsonable, read_json, decode, dec_float, dec_int, dec_level, dec_str, dec_dict,
                                         opt, list_of, FORMAT)
 
 # %% auto #0
-__all__ = ['early_stop_modes', 'check_early_stop', 'UnitResult', 'Progress', 'measure_unit', 'dist_context', 'shard', 'gather',
-           'together', 'tensor_desc', 'model_fingerprint', 'data_digest', 'analysis_fingerprint', 'fingerprint_diff',
-           'rank_path', 'Checkpoint', 'Measurements', 'run_units']
+__all__ = ['early_stop_modes', 'check_early_stop', 'UnitResult', 'Progress', 'measure_unit', 'dist_context', 'Ranks',
+           'dist_ranks', 'check_device', 'shard', 'gather', 'together', 'StopSignal', 'model_fingerprint',
+           'data_digest', 'analysis_fingerprint', 'with_data_digest', 'fingerprint_diff', 'rank_path', 'Checkpoint',
+           'Measurements', 'run_units']
 
 # %% ../../nbs/analyze/runner.ipynb #978c0d65
 early_stop_modes = {
@@ -71,7 +73,8 @@ def measure_unit(comp,                  # a `Compression`, prepared
                  baseline:float,        # the intact model's metric (for early stop)
                  stop=None,             # checked `early_stop`, or None
                  reset=None,            # called after each measurement (e.g. restore the buffers)
-                 progress:Progress|None=None
+                 progress:Progress|None=None,
+                 after=None             # called after each level (the sharded loop learns there whether a rank failed)
                 ) -> UnitResult:
     "Compress `unit` at each level, evaluate, undo; stop early if told to."
     res = UnitResult.unmeasured(len(levels))
@@ -83,82 +86,121 @@ def measure_unit(comp,                  # a `Compression`, prepared
             if res.removed[i] != 0: res.metrics[i] = evaluator.compressed(info.get('touched'))
         if reset is not None: reset()
         if progress is not None: progress.step(f"{unit.names[0]} at {level:g}")
+        if after is not None: after()
         if stop and not math.isnan(res.metrics[i]) and early_stop_modes[stop[0]](baseline, res.metrics[i], stop[1]):
             res.stopped_at = level; break
     return res
 
 # %% ../../nbs/analyze/runner.ipynb #585dfc37
 def dist_context() -> tuple[int, int]:
-    "`(rank, world_size)` of the initialised `torch.distributed` default group, else `(0, 1)`."
+    "`(rank, world_size)` of the initialised `torch.distributed` default group, else `(0, 1)` (what `distributed=True` shares with)."
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized(): return dist.get_rank(), dist.get_world_size()
     return 0, 1
+
+@dataclass
+class Ranks:
+    "The processes an analysis is shared with: this one is `rank` of `world`, over `group` (None: the default group)."
+    rank:int=0
+    world:int=1
+    group:object=None            # the `ProcessGroup` (None: the default group, or no group at all)
+    backend:str|None=None        # 'gloo', 'nccl', ... (None: one process, no group)
+
+    @property
+    def device(self) -> torch.device:
+        "Where the collectives' tensors live: this rank's CUDA device under NCCL, else the CPU."
+        return torch.device('cuda', torch.cuda.current_device()) if self.backend == 'nccl' else torch.device('cpu')
+
+def dist_ranks(distributed=False) -> Ranks:
+    "The ranks to share an analysis with: `False` this process alone, `True` the default process group, or that `ProcessGroup`."
+    if distributed is False: return Ranks()
+    import torch.distributed as dist
+    if distributed is True:
+        if not (dist.is_available() and dist.is_initialized()):
+            raise ValueError("distributed=True shares the analysis over the default process group, but torch.distributed is "
+                             "not initialised: call torch.distributed.init_process_group(...) first (under torchrun), or "
+                             "leave distributed=False to analyse in this process alone")
+        group = None
+    elif dist.is_available() and isinstance(distributed, dist.ProcessGroup): group = distributed
+    else: raise TypeError(f"distributed={distributed!r} must be False (this process alone), True (the default process group) "
+                          f"or a torch.distributed ProcessGroup")
+    rank = dist.get_rank(group)
+    if rank < 0: raise ValueError("this process is not a member of the ProcessGroup given as distributed=: pass a group "
+                                  "this rank belongs to (or run the analysis only on its members)")
+    return Ranks(rank, dist.get_world_size(group), group, str(dist.get_backend(group)))
+
+def check_device(model:nn.Module|None,   # the model analysed (None: not known)
+                 ranks:Ranks):
+    "Under NCCL each rank computes on its own GPU: the model must be on `cuda:{torch.cuda.current_device()}`."
+    if ranks.backend != 'nccl': return
+    if model is None: raise ValueError("a distributed analysis over NCCL needs the model (evaluator.model) to check its device")
+    want = str(torch.device('cuda', torch.cuda.current_device()))
+    devs = sorted({str(t.device) for t in (*model.parameters(), *model.buffers())})
+    if devs and devs != [want]:
+        raise ValueError(f"distributed over NCCL: rank {ranks.rank} computes on {want} (torch.cuda.current_device()), but the "
+                         f"model is on {devs}. Put each rank's model on its own GPU before the analysis: "
+                         f"torch.cuda.set_device(local_rank); model.to(f'cuda:{{local_rank}}') "
+                         f"(local_rank = int(os.environ['LOCAL_RANK']) under torchrun)")
 
 def shard(items:list, rank:int, world:int) -> list:
     "The items of `rank` out of `world`: round-robin by position (`items[rank::world]`)."
     if not 0 <= rank < world: raise ValueError(f"rank={rank} must be in [0, {world})")
     return list(items)[rank::world]
 
-def gather(obj, world:int) -> list:
+def gather(obj, ranks:Ranks) -> list:
     "Every rank's `obj`, in rank order (`all_gather_object`); `[obj]` in a single process."
-    if world == 1: return [obj]
+    if ranks.world == 1: return [obj]
     import torch.distributed as dist
-    out = [None] * world
-    dist.all_gather_object(out, obj)
+    out = [None] * ranks.world
+    dist.all_gather_object(out, obj, group=ranks.group)
     return out
 
-def together(f, rank:int, world:int) -> list:
-    "Run `f()` on every rank and gather the results; if it raised anywhere, raise on every rank."
+def together(f, ranks:Ranks) -> list:
+    "Run `f()` on every rank and gather the results; if it raised anywhere — `KeyboardInterrupt` included — raise on every rank."
     try: out, err = f(), None
-    except Exception as e:
-        if world == 1: raise
+    except BaseException as e:
+        if ranks.world == 1: raise
         out, err = None, e
-    got = gather((out, None if err is None else f"{type(err).__name__}: {err}"), world)
+    got = gather((out, None if err is None else (type(err).__name__, str(err), isinstance(err, Exception))), ranks)
     if err is not None: raise err
-    failed = [(r, msg) for r, (_, msg) in enumerate(got) if msg is not None]
-    if failed: raise RuntimeError(f"rank {failed[0][0]} of {world} failed: {failed[0][1]}")
+    failed = [(r, m) for r, (_, m) in enumerate(got) if m is not None]
+    if failed:
+        r, (name, text, is_error) = failed[0]
+        what = f"rank {r} of {ranks.world} failed: {name}" + (f": {text}" if text else '')
+        raise RuntimeError(what) if is_error else KeyboardInterrupt(what)
     return [o for o, _ in got]
 
+class StopSignal:
+    "After each measurement, every rank learns whether a rank failed: one `all_reduce` (MAX) of a flag per step, the same number of steps on every rank."
+    def __init__(self, ranks:Ranks, steps:int): self.ranks, self.steps, self.n = ranks, steps, 0
+
+    def step(self, failed:bool=False) -> bool:
+        "Take part in the next step (raising the flag if this rank `failed`); True when a rank failed."
+        if self.ranks.world == 1 or self.n >= self.steps: return failed
+        import torch.distributed as dist
+        flag = torch.tensor([int(failed)], device=self.ranks.device)
+        try: dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=self.ranks.group)
+        finally: self.n += 1
+        return bool(flag.item())
+
+    def rest(self) -> bool:
+        "Take part in the steps left (this rank's share is done); True as soon as a rank failed."
+        while self.ranks.world > 1 and self.n < self.steps:
+            if self.step(): return True
+        return False
+
 # %% ../../nbs/analyze/runner.ipynb #1d78bb35
-def _hash_tensor(h, t:torch.Tensor):
-    t = t.detach()
-    if t.is_sparse: t = t.to_dense()
-    if t.is_quantized: t = t.int_repr()
-    t = t.cpu().contiguous().reshape(-1)
-    if t.numel(): h.update(t.view(torch.uint8).numpy().data)
-
-def tensor_desc(t:torch.Tensor) -> str:
-    "Shape and dtype of `t` as text, e.g. '16x1x3x3 float32'."
-    return f"{'x'.join(map(str, t.shape)) or 'scalar'} {str(t.dtype).replace('torch.', '')}"
-
 def model_fingerprint(model:nn.Module) -> dict:
     "Parameter/buffer name -> 'shape dtype hash' of its bytes (any device)."
     out = {}
     for n, t in [*model.named_parameters(), *model.named_buffers()]:
-        h = hashlib.blake2b(digest_size=8)
-        _hash_tensor(h, t)
-        out[n] = f"{tensor_desc(t)} {h.hexdigest()}"
+        out[n] = f"{tensor_desc(t)} {hashlib.blake2b(tensor_bytes(t), digest_size=8).hexdigest()}"
     return out
-
-def _digest_into(h, o):
-    if isinstance(o, torch.Tensor): h.update(f"T{tensor_desc(o)};".encode()); _hash_tensor(h, o)
-    elif isinstance(o, np.ndarray): _digest_into(h, torch.from_numpy(np.ascontiguousarray(o)))
-    elif o is None or isinstance(o, (bool, numbers.Number, str, bytes)): h.update(f"V{o!r};".encode())
-    elif isinstance(o, dict):
-        h.update(b"D")
-        for k in sorted(o, key=str): h.update(f"{k!r}:".encode()); _digest_into(h, o[k])
-        h.update(b";")
-    elif any(c.__name__ == 'DataLoaders' for c in type(o).__mro__): _digest_into(h, o.valid)   # fastai: what is evaluated
-    elif isinstance(o, (list, tuple)) or (hasattr(o, '__iter__') and iter(o) is not o):
-        h.update(b"L")
-        for v in o: _digest_into(h, v)
-        h.update(b";")
-    else: h.update(f"O{type(o).__module__}.{type(o).__qualname__};".encode())   # opaque: only its type
 
 def data_digest(o) -> str:
     "A hash of the tensors in `o` (nested lists, tuples, dicts, DataLoaders: each batch) and their shapes."
     h = hashlib.blake2b(digest_size=8)
-    _digest_into(h, o)
+    digest_into(h, o)
     return h.hexdigest()
 
 def _normal(o): return json.loads(json.dumps(jsonable(o), allow_nan=False))
@@ -170,6 +212,13 @@ def analysis_fingerprint(model:nn.Module,   # the intact model
     "The fingerprint a checkpoint is checked against: `{'model': ..., 'data': ..., 'settings': ...}`."
     return {'model': model_fingerprint(model), 'data': {k: data_digest(v) for k, v in data.items()},
             'settings': _normal(settings)}
+
+def with_data_digest(fingerprint:dict|None,   # an `analysis_fingerprint` (None: no fingerprint)
+                     digest:str|None          # the evaluator's `data_digest` (None: it does not see the data)
+                    ) -> dict|None:
+    "`fingerprint` with the evaluator's digest of the evaluation batches as its data entry `'data'`."
+    if fingerprint is None or digest is None: return fingerprint
+    return {**fingerprint, 'data': {**fingerprint['data'], 'data': digest}}
 
 # %% ../../nbs/analyze/runner.ipynb #fb5babb8
 def _few(names:list, k:int=5) -> str:
@@ -299,10 +348,14 @@ class Measurements:
 
 def _close(a:float, b:float) -> bool: return math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-8)
 
-def _start(comp, ev, reset, levels, ck, fingerprint, world, local:dict):
-    "Phase 1 on this rank: baseline, units (kept in `local`), what the checkpoint family already holds."
+def _start(comp, ev, reset, levels, checkpoint, fingerprint, ranks:Ranks, local:dict):
+    "Phase 1 on this rank: device and checkpoint path checked, baseline, fingerprint completed, units, what the checkpoints hold."
+    check_device(getattr(ev, 'model', None), ranks)
+    ck = local['ck'] = None if checkpoint is None else Checkpoint(checkpoint, fingerprint)
     baseline = ev.baseline()
     if reset is not None: reset()
+    fingerprint = with_data_digest(fingerprint, getattr(ev, 'data_digest', None))   # read during the baseline pass
+    if ck is not None: ck.fingerprint = fingerprint
     local['prepared'] = True
     comp.prepare()
     units = local['units'] = comp.units()
@@ -312,7 +365,10 @@ def _start(comp, ev, reset, levels, ck, fingerprint, world, local:dict):
             raise ValueError(f"checkpoint {str(ck.path)!r}: the baseline metric is {baseline!r} now, {b!r} in the checkpoint: "
                              f"the data differs (or eval_fn changed, or is not deterministic). Delete it to start afresh")
     return dict(baseline=baseline, keys=[list(u.names) for u in units], done=done,
-                fingerprint=fingerprint if world > 1 else None)
+                fingerprint=fingerprint if ranks.world > 1 else None)
+
+class _Stopped(Exception):
+    "Another rank failed: stop measuring (its error comes with the gather that follows)."
 
 def _check_ranks(starts:list):
     "Every rank must analyse the same thing as rank 0."
@@ -330,44 +386,52 @@ def _check_ranks(starts:list):
 
 def run_units(comp,                      # a `Compression` (prepared and closed here)
               levels:list,               # checked levels, mildest first
-              evaluator,                 # `baseline()`, `compressed(touched)`
+              evaluator,                 # `baseline()`, `compressed(touched)`; its `data_digest` and `model` are used if it has them
               *,
               early_stop=None,           # checked `(mode, value)` or None
               reset=None,                # called after the baseline and after each measurement
               verbose:bool=True,         # progress bar (rank 0 only); False prints nothing
               checkpoint=None,           # path of a JSON checkpoint: resume from it, save each finished unit
-              fingerprint:dict|None=None # `analysis_fingerprint`: required with `checkpoint`; compared across ranks
+              fingerprint:dict|None=None,# `analysis_fingerprint`: required with `checkpoint`; compared across ranks
+              distributed=False          # False: this process alone; True: shard over the default process group; or a `ProcessGroup`
              ) -> Measurements:
-    "Measure every unit at every level — sharded over `torch.distributed` ranks, resumable from `checkpoint`."
-    rank, world = dist_context()
+    "Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from `checkpoint`."
+    r = dist_ranks(distributed)
     if checkpoint is not None and fingerprint is None: raise ValueError("a checkpoint needs the analysis' fingerprint")
-    ck = None if checkpoint is None else Checkpoint(checkpoint, fingerprint)
-    mine = None if ck is None else ck.path if world == 1 else rank_path(ck.path, rank)
-    local = {}                                  # this rank's units; whether `prepare` was called (then close)
+    local = {}                                  # this rank's units and checkpoint; whether `prepare` was called (then close)
     try:
-        starts = together(lambda: _start(comp, evaluator, reset, levels, ck, fingerprint, world, local), rank, world)
-        units = local['units']
+        starts = together(lambda: _start(comp, evaluator, reset, levels, checkpoint, fingerprint, r, local), r)
+        units, ck = local['units'], local['ck']
+        mine = None if ck is None else ck.path if r.world == 1 else rank_path(ck.path, r.rank)
         _check_ranks(starts)
-        baseline = starts[0]['baseline']
+        baseline, base = starts[0]['baseline'], starts[r.rank]['baseline']
         done = {}
         for s in starts:
-            for i, r in s['done'].items(): done.setdefault(i, r)
+            for i, u in s['done'].items(): done.setdefault(i, u)
         resumed = len(done)
         todo = [i for i, u in enumerate(units) if u.prunable is not False and i not in done]
-        share = shard(todo, rank, world)
+        share = shard(todo, r.rank, r.world)
+        steps = len(shard(todo, 0, r.world)) * len(levels)              # rank 0's share is the longest
         def measure():
-            pb, out = Progress(len(share) * len(levels), verbose and rank == 0), {}
+            pb, out, sig = Progress(len(share) * len(levels), verbose and r.rank == 0), {}, StopSignal(r, steps)
+            def after():
+                if sig.step(): raise _Stopped()
             try:
                 for i in share:
-                    out[i] = measure_unit(comp, units[i], levels, evaluator, starts[rank]['baseline'], early_stop, reset, pb)
-                    if ck is not None: ck.save(mine, starts[rank]['baseline'], units, {**done, **out})
+                    out[i] = measure_unit(comp, units[i], levels, evaluator, base, early_stop, reset, pb, after)
+                    if ck is not None: ck.save(mine, base, units, {**done, **out})
+                if sig.rest(): raise _Stopped()
+            except _Stopped:
+                pb.end(interrupted=True); return out                    # the failing rank's error comes with the gather
             except BaseException:
-                pb.end(interrupted=True); raise
+                pb.end(interrupted=True)
+                sig.step(failed=True)                                    # tell the other ranks at their next step
+                raise
             pb.end()
             return out
-        for part in together(measure, rank, world): done.update(part)
-        if ck is not None and world > 1: ck.save(mine, starts[rank]['baseline'], units, done)
+        for part in together(measure, r): done.update(part)
+        if ck is not None and r.world > 1: ck.save(mine, base, units, done)
     finally:
         if local.get('prepared'): comp.close()
     results = [done.get(i) or UnitResult.unmeasured(len(levels)) for i in range(len(units))]
-    return Measurements(baseline, units, results, resumed, world)
+    return Measurements(baseline, units, results, resumed, r.world)

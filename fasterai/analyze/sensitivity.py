@@ -11,85 +11,31 @@ import torch
 import torch.nn as nn
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities
-from .compressions import (AnalysisSetup, get_compression, compressions, run_model, input_shape,
-                                           to_device, first_item)
+from ..core.model import ModelGuard, model_devices
+from .compressions import (AnalysisSetup, as_compression, option_names, run_model, input_shape,
+                                           to_device, first_item, Compression, Option, PERCENT, BITS, register_compression,
+                                           get_compression, compressions, describe_kinds, SparsityCompression,
+                                           QuantizationCompression, PruningCompression)
 from .results import (LayerSensitivity, SensitivityResult, LayerCurve, SweepResult, Timing)
 from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric,
                                          eval_batches, split_batch)
 from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint, dist_context
 
-_all_ = ['LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing',
+_all_ = ['ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing',
          'Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric',
-         'early_stop_modes', 'check_early_stop']
+         'early_stop_modes', 'check_early_stop', 'Compression', 'Option', 'PERCENT', 'BITS', 'register_compression',
+         'get_compression', 'compressions', 'describe_kinds', 'SparsityCompression', 'QuantizationCompression',
+         'PruningCompression']
 
 # %% auto #0
-__all__ = ['ModelGuard', 'compressible_layers', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 'analyze_sensitivity',
+__all__ = ['compressible_layers', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 'analyze_sensitivity', 'ModelGuard',
            'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing', 'Evaluator',
-           'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric', 'early_stop_modes', 'check_early_stop']
+           'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric', 'early_stop_modes', 'check_early_stop',
+           'Compression', 'Option', 'PERCENT', 'BITS', 'register_compression', 'get_compression', 'compressions',
+           'describe_kinds', 'SparsityCompression', 'QuantizationCompression', 'PruningCompression']
 
 # %% ../../nbs/analyze/sensitivity.ipynb #adf5b0b2
-def _hook_dicts(m:nn.Module) -> list:
-    return [(k, v) for k, v in vars(m).items() if 'hooks' in k and isinstance(v, dict)]
-
-def _devices(model:nn.Module) -> set:
-    return {t.device for t in model.parameters()} | {t.device for t in model.buffers()}
-
-class ModelGuard:
-    "Snapshot what an analysis must give back — training flags, buffers, hooks, device — and restore it on exit."
-    def __init__(self,
-                 model:nn.Module,   # the model to protect
-                 device=None):      # run in between on this device (moved back on exit)
-        self.model, self.device = model, None if device is None else torch.device(device)
-        if self.device is not None and self.device.type == 'meta':
-            raise ValueError("device='meta' holds no data: the model could not come back from it")
-
-    def __enter__(self):
-        m = self.model
-        mods = list(m.modules())
-        self.home = None
-        if self.device is not None:
-            devs = _devices(m)
-            if len(devs) > 1: raise ValueError(f"device={self.device}: the model is spread over {sorted(map(str, devs))}; "
-                                               "leave device=None to analyse it where it is")
-            if devs and devs != {self.device}: self.home = devs.pop()
-        self.flags = [(x, x.training) for x in mods]
-        self.buffers = [(x, k, None if b is None else b.detach().clone()) for x in mods for k, b in x._buffers.items()]
-        self.buffer_names = [(x, list(x._buffers)) for x in mods]
-        self.hooks = [(x, k, set(d)) for x in mods for k, d in _hook_dicts(x)]
-        self.shapes = [(n, p.shape) for n, p in m.named_parameters()]
-        if self.home is not None: m.to(self.device)
-        m.eval()
-        return self
-
-    @torch.no_grad()
-    def restore_buffers(self):
-        "Put every buffer back to its snapshot (in place when the same tensor is still there)."
-        dst, src = [], []
-        for x, k, saved in self.buffers:
-            cur = x._buffers.get(k)
-            if saved is None: x._buffers[k] = None
-            elif cur is not None and cur.shape == saved.shape and cur.dtype == saved.dtype:
-                if cur.device == saved.device: dst.append(cur); src.append(saved)
-                else: cur.copy_(saved)
-            else: x._buffers[k] = saved.clone().to(cur.device if cur is not None else saved.device)
-        if dst: torch._foreach_copy_(dst, src)
-
-    def __exit__(self, *exc):
-        m = self.model
-        try:
-            if self.home is not None: m.to(self.home)
-        finally:
-            for x, names in self.buffer_names:
-                for k in [k for k in x._buffers if k not in names]: del x._buffers[k]
-            self.restore_buffers()
-            for x, k, keys in self.hooks:
-                d = getattr(x, k, None)
-                if isinstance(d, dict):
-                    for h in [h for h in d if h not in keys]: del d[h]
-            for x, t in self.flags: x.training = t
-        if exc[0] is None and [(n, p.shape) for n, p in m.named_parameters()] != self.shapes:
-            raise RuntimeError("the model's parameters did not come back with their original shapes: please report this")
-        return False
+_devices = model_devices      # the guard itself is `fasterai.core.model.ModelGuard` (re-exported here)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
 def compressible_layers(model:nn.Module) -> dict:
@@ -126,27 +72,37 @@ def _layer_macs(m:nn.Module, args, out) -> int:
     if isinstance(m, nn.Linear): return out.numel() * m.in_features
     return 0
 
+def _error(f, inputs):
+    "The exception `f(inputs)` raises (None if it runs): the caller re-raises or chains it, never drops it."
+    try: f(inputs)
+    except Exception as e: return e
+    return None
+
 @torch.no_grad()
 def check_sample(model:nn.Module,  # the model
                  layers:dict,       # name -> layer: whose MACs to count
                  sample,            # the analysis' example input
-                 run=None,          # run(inputs): how to run the model (default: `run_model(model, inputs)`)
+                 run=None,          # run(inputs): how to run the model (default: `run_model(model, inputs)`); its own errors pass unrenamed
                 ) -> dict:
-    "Run `model` on the first item of `sample` (a clear error if it does not fit); returns each layer's MACs."
-    run = run or partial(run_model, model)
-    macs = {n: 0 for n in layers}
+    "Run `model` on the first item of `sample` (the whole sample if one item does not fit); returns each layer's MACs."
+    plain = partial(run_model, model)
+    run = run or plain
+    macs = {}
     def hook(name, m, args, out): macs[name] += _layer_macs(m, args, out)
     hs = [m.register_forward_hook(partial(hook, n)) for n, m in layers.items()]
+    first = first_item(sample)
     try:
-        try: run(first_item(sample))
-        except Exception:
-            if first_item(sample) is sample: raise
-            macs.update({n: 0 for n in layers}); run(sample)                  # e.g. a model with a fixed batch size
-    except Exception as e:
-        raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(e).__name__}: {e}") from e
+        for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
+            macs.update(dict.fromkeys(layers, 0))
+            err = _error(run, inputs)
+            if err is None: return macs
+            if run is not plain:
+                fit = _error(plain, inputs)
+                if fit is None: raise err                  # the sample fits: the kind's own error, as it is
+                err = fit
     finally:
         for h in hs: h.remove()
-    return macs
+    raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: {err}") from err
 
 # %% ../../nbs/analyze/sensitivity.ipynb #d46d29ef
 def _model_device(model):
@@ -207,38 +163,36 @@ class SensitivityAnalyzer:
                 f"{type(self.evaluator).__name__})")
 
     def analyze(self,
-                compression:str,                 # 'sparsity', 'pruning' or 'quantization'
-                level,                           # percent (sparsity, pruning) or bits (quantization)
+                compression,                     # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+                level,                           # percent (sparsity, pruning) or bits (quantization): the kind's unit
                 *,
-                granularity:str='weight',        # sparsity: which weights go together ('weight', 'kernel', 'filter', ...)
                 layers=None,                     # layer names (or modules) to analyse; None: every compressible layer
-                quant_per_channel:bool=True,     # quantization: one weight scale per output channel (else per tensor)
-                quant_activations:bool=False,    # quantization: also fake-quantize each layer's output
                 verbose:bool=True,               # progress bar; False prints nothing
-                checkpoint=None                  # JSON file: save each finished layer, resume from it when rerun
+                checkpoint=None,                 # JSON file: save each finished layer, resume from it when rerun
+                distributed=False,               # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
+                **options                        # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
                ) -> SensitivityResult:
         "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
-        opts = dict(granularity=granularity, quant_per_channel=quant_per_channel, quant_activations=quant_activations)
-        sw = _run(self, compression, [level], layers, None, opts, verbose, single=True, checkpoint=checkpoint)
+        sw = _run(self, compression, [level], layers, None, options, verbose, single=True, checkpoint=checkpoint,
+                  keywords=('layers', 'verbose', 'checkpoint', 'distributed'), distributed=distributed)
         res = sw.at(sw.levels[0])
         res.timing = sw.timing
         return res
 
     def sweep(self,
-              compression:str,                   # 'sparsity', 'pruning' or 'quantization'
-              levels=[25, 50, 75],               # percents (sparsity, pruning) or bits (quantization)
+              compression,                       # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+              levels=None,                       # percents or bits, in the kind's unit; None: the kind's `default_levels`
               *,
-              granularity:str='weight',          # sparsity: which weights go together
               layers=None,                       # layer names (or modules) to analyse; None: every compressible layer
               early_stop=None,                   # (mode, value), mode in 'dropped', 'raised', 'minimize', 'maximize'
-              quant_per_channel:bool=True,       # quantization: one weight scale per output channel (else per tensor)
-              quant_activations:bool=False,      # quantization: also fake-quantize each layer's output
               verbose:bool=True,                 # progress bar; False prints nothing
-              checkpoint=None                    # JSON file: save each finished layer, resume from it when rerun
+              checkpoint=None,                   # JSON file: save each finished layer, resume from it when rerun
+              distributed=False,                 # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
+              **options                          # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
              ) -> SweepResult:
         "Measure every layer at every level against one baseline: a `SweepResult` (curves, heat map, `.at(level)`)."
-        opts = dict(granularity=granularity, quant_per_channel=quant_per_channel, quant_activations=quant_activations)
-        return _run(self, compression, levels, layers, early_stop, opts, verbose, single=False, checkpoint=checkpoint)
+        return _run(self, compression, levels, layers, early_stop, options, verbose, single=False, checkpoint=checkpoint,
+                    keywords=('levels', 'layers', 'early_stop', 'verbose', 'checkpoint', 'distributed'), distributed=distributed)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #436bdbfb
 def _check_levels(cls, levels, single:bool) -> list:
@@ -252,22 +206,25 @@ def _check_levels(cls, levels, single:bool) -> list:
 
 def _fingerprint(self, cls, comp, sel, lv, stop, sample) -> dict:
     "What a checkpoint (or another rank) must match: the model, the data read, the settings."
-    data = {'sample': sample, 'data': self.data, 'calibration_data': self.calibration_data}
+    data = {'sample': sample, 'calibration_data': self.calibration_data}   # the evaluation batches: digested by the evaluator's baseline pass, added by run_units
     settings = dict(compression=cls.name, levels=lv, layers=list(sel), early_stop=stop,
                     higher_is_better=self.higher_is_better, **comp.settings())
     return analysis_fingerprint(self.model, {k: v for k, v in data.items() if v is not None}, settings)
 
 def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bool, single:bool,
-         checkpoint=None) -> SweepResult:
+         checkpoint=None, keywords=(), distributed=False) -> SweepResult:
     "The analysis behind `analyze` and `sweep`."
     t0 = time.perf_counter()
-    cls = get_compression(compression)
-    cls.check_options(**options)
+    cfg = as_compression(compression, options, keywords)
+    cls = type(cfg)
+    if levels is None:
+        if not cls.default_levels: raise ValueError(f"compression={cls.name!r} has no default levels: pass levels=[...]")
+        levels = list(cls.default_levels)
     lv = _check_levels(cls, levels, single)
     stop = check_early_stop(early_stop)
     sel = select_layers(self.model, layers)
-    setup = AnalysisSetup(self.model, sel, None, self.criteria, calibration_data=self.calibration_data, **options)
-    comp = cls(setup)
+    setup = AnalysisSetup(self.model, sel, None, self.criteria, calibration_data=self.calibration_data)
+    comp = cfg.bind(setup)
     comp.validate()
     with ModelGuard(self.model, self.device) as guard:
         dev = torch.device(self.device) if self.device is not None else _model_device(self.model)
@@ -276,9 +233,9 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
         ev = self.evaluator
         n0, s0 = ev.n, ev.seconds
         fp = (_fingerprint(self, cls, comp, sel, lv, stop, setup.sample)
-              if checkpoint is not None or dist_context()[1] > 1 else None)
+              if checkpoint is not None or distributed is not False else None)
         try: m = run_units(comp, lv, ev, early_stop=stop, reset=guard.restore_buffers, verbose=verbose,
-                           checkpoint=checkpoint, fingerprint=fp)
+                           checkpoint=checkpoint, fingerprint=fp, distributed=distributed)
         finally: ev.close()
     baseline = m.baseline
     curves = [LayerCurve(n, type(sel[n]).__name__, sel[n].weight.numel(), list(r.metrics), macs.get(n) or None, r.stopped_at,
@@ -292,27 +249,25 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
-_init_kwargs = ('device', 'calibration_data', 'data', 'metric', 'suffix', 'max_cache_mb')
-_analyze_kwargs = ('layers', 'quant_per_channel', 'quant_activations', 'checkpoint')
+_init_kwargs = ('data', 'metric', 'suffix', 'max_cache_mb', 'device', 'calibration_data')
+_analyze_kwargs = ('layers', 'checkpoint', 'distributed')
 
 def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)
                         sample=None,                    # an example input: a tensor (a batch), a tuple of inputs or a dict
                         eval_fn=None,                   # eval_fn(model) -> float: your metric (or data= and metric=)
-                        compression:str='sparsity',     # 'sparsity', 'pruning' or 'quantization'
-                        level=50,                       # percent (sparsity, pruning) or bits (quantization)
+                        compression='sparsity',         # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+                        level=50,                       # percent (sparsity, pruning) or bits (quantization): the kind's unit
                         *,
                         criteria:Criteria=large_final,  # which weights/filters go first
                         higher_is_better:bool=True,     # True for accuracy, False for a loss
                         metric_name:str='accuracy',     # what the metric is, for reports
-                        granularity:str='weight',       # sparsity: which weights go together
                         verbose:bool=True,              # progress bar; False prints nothing
-                        **kwargs                        # data, metric, suffix, max_cache_mb, device, calibration_data, layers, quant_per_channel, quant_activations, checkpoint
+                        **kwargs                        # the analyzer's data, metric, suffix, max_cache_mb, device, calibration_data; analyze's layers, checkpoint; the kind's options (granularity, quant_per_channel, quant_activations, ...)
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
-    unknown = [k for k in kwargs if k not in _init_kwargs + _analyze_kwargs]
-    if unknown: raise TypeError(f"analyze_sensitivity got unexpected arguments {unknown}; "
-                                f"allowed: {list(_init_kwargs + _analyze_kwargs)}")
+    allowed = _init_kwargs + _analyze_kwargs + tuple(option_names())
+    unknown = [k for k in kwargs if k not in allowed]
+    if unknown: raise TypeError(f"analyze_sensitivity got unexpected arguments {unknown}; allowed: {list(allowed)}")
     an = SensitivityAnalyzer(model, sample, eval_fn, criteria=criteria, higher_is_better=higher_is_better,
                              metric_name=metric_name, **{k: v for k, v in kwargs.items() if k in _init_kwargs})
-    return an.analyze(compression, level, granularity=granularity, verbose=verbose,
-                      **{k: v for k, v in kwargs.items() if k in _analyze_kwargs})
+    return an.analyze(compression, level, verbose=verbose, **{k: v for k, v in kwargs.items() if k not in _init_kwargs})
