@@ -239,19 +239,19 @@ def _load_json(cls, path, spec, check=lambda r: r):
     try: return check(decode(cls, d, spec, cls.__name__, cls._core))
     except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
 
+def _json_methods(cls, spec, what:str, check=lambda r: r):
+    "Give `cls` its `to_json(path)` and `from_json(path)` (a classmethod), decoding with the field decoders `spec`."
+    def to_json(self, path): _save_json(self, path)
+    def from_json(cls_, path): return _load_json(cls_, path, spec, check)
+    to_json.__doc__ = "Save as JSON (everything, timing included)."
+    from_json.__doc__ = f"Load {what} saved by `to_json`; a malformed file raises `ValueError`."
+    _method(cls)(to_json); _method(cls, kind=classmethod)(from_json)
+
 _RESULT_FIELDS = {'compression_type': _dec_kind, 'compression_level': dec_level, 'baseline_metric': dec_float,
                   'metric_name': dec_str, 'higher_is_better': dec_bool, 'settings': dec_dict, 'timing': _dec_timing, 'method': dec_str,
                   'layers': list_of(_dec_record(LayerSensitivity, _LAYER_FIELDS))}
 
-@_method(SensitivityResult, 'to_json')
-def _to_json(self:SensitivityResult, path):
-    "Save as JSON (everything, timing included)."
-    _save_json(self, path)
-
-@_method(SensitivityResult, 'from_json', classmethod)
-def _from_json(cls, path) -> SensitivityResult:
-    "Load a result saved by `to_json`; a malformed file raises `ValueError`."
-    return _load_json(cls, path, _RESULT_FIELDS)
+_json_methods(SensitivityResult, _RESULT_FIELDS, 'a result')
 
 # %% ../../nbs/analyze/results.ipynb #22254c8d
 _META = ['compression_type', 'compression_level', 'metric_name', 'higher_is_better', 'settings']
@@ -482,15 +482,7 @@ def _check_sweep(s:SweepResult) -> SweepResult:
     if bad: raise ValueError(f"layers {bad} do not have one metric per level ({len(s.levels)})")
     return s
 
-@_method(SweepResult, 'to_json')
-def _sweep_to_json(self:SweepResult, path):
-    "Save as JSON (everything, timing included)."
-    _save_json(self, path)
-
-@_method(SweepResult, 'from_json', classmethod)
-def _sweep_from_json(cls, path) -> SweepResult:
-    "Load a sweep saved by `to_json`; a malformed file raises `ValueError`."
-    return _load_json(cls, path, _SWEEP_FIELDS, _check_sweep)
+_json_methods(SweepResult, _SWEEP_FIELDS, 'a sweep', _check_sweep)
 
 _SWEEP_META = ['compression_type', 'metric_name', 'higher_is_better', 'baseline_metric', 'early_stop', 'settings']
 _CURVE_COLS = [k for k in _CURVE_FIELDS if k not in ('name', 'metrics')]
