@@ -27,9 +27,7 @@ from machine import cpu_model, load          # bench/machine.py: shared by the b
 
 def worker(a):
     "One rank of the job: the same analysis on every rank, sharded by fasterai; rank 0 writes the figures."
-    import inspect, torch, torch.distributed as dist, torch.nn.functional as F, torchvision
-    from functools import partial
-    from fasterai.analyze import runner, sensitivity
+    import torch, torch.distributed as dist, torch.nn.functional as F, torchvision
     from fasterai.analyze.sensitivity import SensitivityAnalyzer
     cuda = a.device.startswith('cuda')
     dist.init_process_group('nccl' if cuda else 'gloo')
@@ -49,11 +47,7 @@ def worker(a):
                                    higher_is_better=False, metric_name='loss')
     dist.barrier()
     t0, c0 = time.perf_counter(), time.process_time()
-    if 'distributed' in inspect.signature(an.analyze).parameters:           # sharding is opt-in
-        res = an.analyze(a.compression, a.level, verbose=False, distributed=True)
-    else:                                     # the analyzer does not take distributed= yet: hand it to its loop
-        sensitivity.run_units = partial(runner.run_units, distributed=True)
-        res = an.analyze(a.compression, a.level, verbose=False)
+    res = an.analyze(a.compression, a.level, verbose=False, distributed=True)       # sharding is opt-in
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     got = [None] * world
     dist.all_gather_object(got, (seconds, cpu, res.timing.n_evals))

@@ -148,7 +148,7 @@ def load_weights(path, trust_pickle:bool=False) -> dict:
     kind, sd = file_kind(path)
     if kind == 'torchscript':
         with warnings.catch_warnings():            # torch.jit.load is deprecated (FutureWarning) but still reads the file
-            warnings.simplefilter('ignore', FutureWarning)
+            warnings.filterwarnings('ignore', message=r'.*torch\.jit', category=FutureWarning)
             return dict(torch.jit.load(str(path), map_location='cpu').state_dict())
     if kind == 'pickle': return _trusted_pickle(path, trust_pickle, '--weights').state_dict()
     return sd

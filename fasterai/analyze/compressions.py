@@ -194,8 +194,7 @@ class Compression:
     def prepare(self): "One-off work before the first measurement (may run the model)."
 
     def run_sample(self, inputs):
-        "Run the model once on `inputs`: the analysis' fit check (its MAC-counting hooks are on the layers)."
-        with torch.no_grad(): return run_model(self.setup.model, inputs)
+        "One-off work on the sample, after the analysis checked that it fits (nothing by default; pruning traces the graph)." 
 
     def units(self) -> list[Unit]: return [Unit([n]) for n in self.setup.layers]
     def apply(self, unit:Unit, level) -> dict: raise NotImplementedError
@@ -437,10 +436,9 @@ class PruningCompression(Compression):
     pruner, _cm, _reuse = None, None, None
 
     def run_sample(self, inputs):
-        "Build the Pruner on `inputs`: torch-pruning's trace is the analysis' run of the sample."
+        "Build the Pruner on `inputs` (torch-pruning's trace, with grad enabled by `fasterai.core.graph`)."
         from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
-        with torch.enable_grad():                      # the trace follows the autograd graph
-            self.pruner = Pruner(self.setup.model, 0, criteria=self.setup.criteria, example_inputs=inputs)
+        self.pruner = Pruner(self.setup.model, 0, criteria=self.setup.criteria, example_inputs=inputs)
 
     def prepare(self):
         self._cm = None
@@ -466,7 +464,8 @@ class PruningCompression(Compression):
         with _level_warned(): info = cm.__enter__()
         self._cm = cm
         before, after = info.groups.get(unit.group, (0, 0))
-        return {'channels_removed': before - after, 'touched': list(info.touched)}
+        return {'channels_removed': before - after, 'touched': list(info.touched),
+                'indices': info.indices.get(unit.group, [])}   # the root's removed channels (for estimates)
 
     def removed(self, unit:Unit, level) -> dict:
         "Parameters physically removed from the model (the group's channels, their norms, the consumers' inputs), at fp32."

@@ -11,8 +11,10 @@ import torch.nn as nn
 from fastprogress.fastprogress import progress_bar
 from ..core.criteria import Criteria, large_final
 from .compressions import AnalysisSetup, as_compression, out_channel_axis, run_model, to_device
-from .evaluation import eval_batches, split_batch, model_device
-from .sensitivity import ModelGuard, select_layers, check_sample
+from ..core.inputs import tensors_of, map_tensors
+from ..core.model import ModelGuard, model_device
+from .evaluation import eval_batches, split_batch
+from .sensitivity import select_layers, check_sample
 from .results import LayerSensitivity, SensitivityResult, Timing
 
 # %% auto #0
@@ -22,10 +24,7 @@ __all__ = ['estimate_methods', 'data_batches', 'GradStats', 'grad_stats', 'Chang
 # %% ../../nbs/analyze/estimate.ipynb #1d927a57
 def _plain(t):
     "Tensors (in tuples, lists, dicts) as plain `torch.Tensor`."
-    if isinstance(t, torch.Tensor): return t if type(t) is torch.Tensor else t.as_subclass(torch.Tensor)
-    if isinstance(t, dict): return {k: _plain(v) for k, v in t.items()}
-    if isinstance(t, (tuple, list)): return type(t)(_plain(v) for v in t)
-    return t
+    return map_tensors(lambda x: x if type(x) is torch.Tensor else x.as_subclass(torch.Tensor), t)
 
 def data_batches(data,                      # (x, y) batches: a list, one pair, a DataLoader, fastai DataLoaders (→ valid)
                  n_batches:int|None=None):  # at most this many batches (None: all)
@@ -42,23 +41,15 @@ def data_batches(data,                      # (x, y) batches: a list, one pair, 
 
 def _n_samples(x, y) -> int:
     "Batch size: the first axis of `y` (or of the first input tensor)."
-    t = y if isinstance(y, torch.Tensor) and y.dim() > 0 else x
-    while isinstance(t, (tuple, list, dict)): t = next(iter(t.values())) if isinstance(t, dict) else t[0]
+    t = y if isinstance(y, torch.Tensor) and y.dim() > 0 else tensors_of(x)[0]
     return int(t.shape[0])
 
 # %% ../../nbs/analyze/estimate.ipynb #a8721717
 def _index(t, i:int):
     "Sample `i` of batched tensors (in tuples, lists, dicts), keeping a batch axis of 1."
-    if isinstance(t, torch.Tensor): return t[i:i + 1]
-    if isinstance(t, dict): return {k: _index(v, i) for k, v in t.items()}
-    if isinstance(t, (tuple, list)): return type(t)(_index(v, i) for v in t)
-    return t
+    return map_tensors(lambda x: x[i:i + 1], t)
 
-def _unsqueeze(t):
-    if isinstance(t, torch.Tensor): return t.unsqueeze(0)
-    if isinstance(t, dict): return {k: _unsqueeze(v) for k, v in t.items()}
-    if isinstance(t, (tuple, list)): return type(t)(_unsqueeze(v) for v in t)
-    return t
+def _unsqueeze(t): return map_tensors(lambda x: x.unsqueeze(0), t)
 
 def _as_loss(v, what:str) -> torch.Tensor:
     "The value of `loss_fn` as a 0-d tensor; a clear error for anything else."
@@ -159,12 +150,11 @@ _NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm)
 
 def _pruning_change(model, comp, unit, level, pnames:dict) -> tuple[list[Change], int]:
     "The channels `Pruner.pruned` removes from one group, as changes zeroing them in every member; and how many."
-    pruner = comp.pruner
-    with pruner.pruned({unit.group: level}) as info: idxs = info.indices.get(unit.group, [])   # the Pruner's own choice
+    with comp.applied(unit, level) as info: idxs = info['indices']     # the Pruner's own choice, as the kind reports it
     k = len(idxs)
     if k == 0: return [], 0
     pos, out, seen = {r: i for i, r in enumerate(idxs)}, [], set()
-    for e in pruner.graph.entries(model.get_submodule(unit.group), idxs):
+    for e in comp.pruner.graph.entries(model.get_submodule(unit.group), idxs):
         mod = e.target
         if isinstance(mod, (nn.modules.conv._ConvNd, nn.Linear)):
             if not e.out: continue                                      # a consumer: its inputs shrink
@@ -235,7 +225,7 @@ def _score_units(model, comp, level, method, stats, sel, pnames, macs) -> list:
             for n in u.names: rows[n] = _row(n, sel[n], base, math.nan, macs, u, u.reason)
         else:
             changes, k = _pruning_change(model, comp, u, level, pnames)
-            why = None if k else f"nothing removed at {level:g}% (rounds to 0 channels)"
+            why = None if k else f"nothing removed at {comp.format_level(level)} (rounds to 0 channels)"
             for n in u.names: rows[n] = _row(n, sel[n], base, score(changes) if k else math.nan, macs, u, why, k)
     return [rows[n] for n in sel]
 
@@ -333,13 +323,13 @@ def rank_correlation(estimated:SensitivityResult,   # e.g. from `estimate_sensit
                      measured:SensitivityResult     # e.g. from `SensitivityAnalyzer.analyze`, same compression
                     ) -> dict:
     "Spearman's ρ and Kendall's τ-b (with p-values) between the deltas of two results, over the layers both have."
-    from scipy.stats import spearmanr, kendalltau
+    from scipy.stats import spearmanr, kendalltau, ConstantInputWarning
     names = _shared_layers(estimated, measured)
     if len(names) < 2:
         raise ValueError(f"{len(names)} layer(s) have a delta in both results: a rank correlation needs at least 2")
     e, m = [estimated[n].delta for n in names], [measured[n].delta for n in names]
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore')             # constant input: the correlation is NaN, said below
+        warnings.simplefilter('ignore', ConstantInputWarning)    # constant input: the correlation is NaN, said below
         sp, kt = spearmanr(e, m), kendalltau(e, m)
     return {'spearman': float(sp.statistic), 'kendall': float(kt.statistic), 'spearman_p': float(sp.pvalue),
             'kendall_p': float(kt.pvalue), 'n': len(names), 'layers': names}

@@ -5,22 +5,25 @@
 # %% ../../nbs/analyze/evaluation.ipynb #55fa05b1
 from __future__ import annotations
 import hashlib, math, numbers, operator, time, warnings, zlib
-from contextlib import contextmanager
 from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn as nn
-from torch.utils.data import DataLoader, IterableDataset, SequentialSampler
+from torch.utils.data import DataLoader, IterableDataset, SequentialSampler, RandomSampler
 import torch.fx as fx
 from torch.fx.node import map_arg
 from fastcore.basics import patch
 from ..core.granularity import Granularities
-from ..core.inputs import run_model, to_device
+from ..core.inputs import run_model, to_device, tensors_of, map_tensors
+from ..core.model import model_device, eval_mode
+from torch.utils._pytree import tree_map
+
+_all_ = ['model_device', 'eval_mode']
 
 # %% auto #0
 __all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches',
            'split_batch', 'cat_batches', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest',
-           'model_device', 'eval_mode', 'DataEvaluator', 'trace_model', 'value_nbytes', 'SuffixEvaluator']
+           'DataEvaluator', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
 
 # %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
 def as_metric(value,
@@ -107,7 +110,7 @@ def sampling_problem(batches) -> str|None:
     elif hasattr(bs, 'sampler'): smp, where = bs.sampler, 'batch_sampler.sampler'
     else: return None                                   # a custom batch sampler: the batch digests check it
     if isinstance(smp, (SequentialSampler, list, tuple, range)): return None
-    if type(smp).__name__ == 'RandomSampler': return f"data is shuffled (a RandomSampler as its {where}: shuffle=True)"
+    if isinstance(smp, RandomSampler): return f"data is shuffled (a RandomSampler as its {where}: shuffle=True)"
     return f"data draws its items with a {type(smp).__name__} (its {where}), not in a fixed order"
 
 def eval_batches(data):
@@ -138,11 +141,10 @@ def split_batch(batch,
 
 def cat_batches(values:list):
     "Concatenate per-batch values along the batch axis: tensors, or tuples/lists/dicts of them."
-    v = values[0]
-    if isinstance(v, torch.Tensor): return torch.cat(values) if len(values) > 1 else v
-    if isinstance(v, (tuple, list)): return type(v)(cat_batches([x[i] for x in values]) for i in range(len(v)))
-    if isinstance(v, dict): return {k: cat_batches([x[k] for x in values]) for k in v}
-    raise TypeError(f"cannot concatenate batch values of type {type(v).__name__}")
+    def cat(*xs):
+        if not isinstance(xs[0], torch.Tensor): raise TypeError(f"cannot concatenate batch values of type {type(xs[0]).__name__}")
+        return torch.cat(xs) if len(xs) > 1 else xs[0]
+    return tree_map(cat, values[0], *values[1:])
 
 # %% ../../nbs/analyze/evaluation.ipynb #c0a1e5b6
 def tensor_desc(t:torch.Tensor) -> str:
@@ -191,21 +193,7 @@ def batches_digest(digests:list) -> str:
     return hashlib.blake2b(' '.join(digests).encode(), digest_size=8).hexdigest()
 
 # %% ../../nbs/analyze/evaluation.ipynb #2c506db4
-def model_device(model:nn.Module) -> torch.device:
-    "The device of the model's first parameter (or buffer); CPU for a model without tensors."
-    t = next(model.parameters(), None)
-    if t is None: t = next(model.buffers(), None)
-    return torch.device('cpu') if t is None else t.device
-
-@contextmanager
-def eval_mode(model:nn.Module):
-    "Put every module in eval mode inside the block; restore each module's own `training` flag after."
-    flags = [(m, m.training) for m in model.modules()]
-    try:
-        model.eval()
-        yield model
-    finally:
-        for m, t in flags: m.training = t
+# `model_device` and `eval_mode` are `fasterai.core.model`'s (one flag save/restore for the package)
 
 # %% ../../nbs/analyze/evaluation.ipynb #3bc12f81
 class DataEvaluator(Evaluator):
@@ -327,12 +315,7 @@ def _make_plan(nodes:list, run:set, prefill:set, inplace:set, dirty:int=0) -> _P
                  any(n.op == 'placeholder' for n in order), any(n in inplace for n in order), dirty)
 
 # %% ../../nbs/analyze/evaluation.ipynb #e4d065f4
-def _tensors(v):
-    if isinstance(v, torch.Tensor): yield v
-    elif isinstance(v, (tuple, list)):
-        for x in v: yield from _tensors(x)
-    elif isinstance(v, dict):
-        for x in v.values(): yield from _tensors(x)
+_tensors = tensors_of
 
 def _storage(t:torch.Tensor) -> int:
     try: return t.untyped_storage().data_ptr()
@@ -347,11 +330,7 @@ def value_nbytes(v) -> int:
         if key not in seen: seen.add(key); total += size
     return total
 
-def _clone(v):
-    if isinstance(v, torch.Tensor): return v.clone()
-    if isinstance(v, (tuple, list)): return type(v)(_clone(x) for x in v)
-    if isinstance(v, dict): return {k: _clone(x) for k, x in v.items()}
-    return v
+def _clone(v): return map_tensors(torch.Tensor.clone, v)
 
 def _max_diff(a, b) -> float:
     "Largest absolute difference between two outputs of the same structure (inf if they differ in structure)."

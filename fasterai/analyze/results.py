@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 import pandas as pd
 from .targets import check_bounds, scaled_targets, curve_targets
-from .compressions import get_compression, compressions
+from .compressions import get_compression, compressions, PERCENT
 from .serialize import (dec_str, dec_int, dec_float, dec_bool, dec_dict, dec_level, opt, list_of, decode,
                                         write_json, read_json, to_cell, from_cell, write_csv, read_csv, same_in_all_rows)
 
@@ -298,7 +298,7 @@ def _layer_params(model, layers) -> list[int]:
     return [mods[l.name].weight.numel() for l in layers]
 
 def _check_percent_result(kind):
-    if kind.unit.name != 'percent':
+    if kind.unit is not PERCENT:
         raise ValueError(f"to_layer_targets gives percents, for kinds measured in percent; this result is {kind.name} ({kind.unit.name})")
 
 @_method(SensitivityResult, 'to_layer_targets')

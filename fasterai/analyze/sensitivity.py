@@ -11,7 +11,9 @@ import torch
 import torch.nn as nn
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities
-from ..core.model import ModelGuard, model_devices
+from ..core.model import ModelGuard, model_devices, single_device
+from ..core.select import candidate_modules, select_modules
+from ..core.counter import layer_macs
 from .compressions import (AnalysisSetup, as_compression, option_names, run_model, input_shape,
                                            to_device, first_item, Compression, Option, PERCENT, BITS, register_compression,
                                            get_compression, compressions, describe_kinds, SparsityCompression,
@@ -19,7 +21,7 @@ from .compressions import (AnalysisSetup, as_compression, option_names, run_mode
 from .results import (LayerSensitivity, SensitivityResult, LayerCurve, SweepResult, Timing)
 from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric,
                                          eval_batches, split_batch)
-from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint, dist_context
+from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint
 
 _all_ = ['ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing',
          'Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric',
@@ -40,74 +42,30 @@ _devices = model_devices      # the guard itself is `fasterai.core.model.ModelGu
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
 def compressible_layers(model:nn.Module) -> dict:
     "Name -> module of every layer fasterai can compress (types of `Granularities.available_modules()` with a weight)."
-    types = tuple(Granularities.available_modules())
-    return {n: m for n, m in model.named_modules()
-            if isinstance(m, types) and isinstance(getattr(m, 'weight', None), torch.Tensor)}
+    return candidate_modules(model)
 
 def select_layers(model:nn.Module, layers=None) -> dict:
-    "The layers to analyse, in model order: all compressible ones, or the named ones (names or modules)."
-    allc = compressible_layers(model)
-    if not allc:
-        raise ValueError(f"the model has no compressible layer (supported types: "
-                         f"{[t.__name__ for t in Granularities.available_modules()]})")
-    if layers is None: return allc
-    if isinstance(layers, (str, nn.Module)): layers = [layers]
-    mods = dict(model.named_modules())
-    ids = {id(m): n for n, m in mods.items()}
-    names = [ids.get(id(l), f"<{type(l).__name__} not in the model>") if isinstance(l, nn.Module) else l for l in layers]
-    if not names: raise ValueError("layers is empty: give layer names, or None for every compressible layer")
-    unknown = [n for n in names if n not in mods]
-    if unknown: raise ValueError(f"unknown layer names {unknown}; compressible layers: {list(allc)}")
-    other = [f"{n} ({type(mods[n]).__name__})" for n in names if n not in allc]
-    if other: raise ValueError(f"layers {other} cannot be compressed; compressible layers: {list(allc)}")
-    keep = set(names)
-    return {n: m for n, m in allc.items() if n in keep}
+    "The layers to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, types, filter_fn)."
+    return select_modules(model, layers)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #c3edea8f
-def _layer_macs(m:nn.Module, args, out) -> int:
-    "Multiply-accumulates of one call of a Conv/ConvTranspose/Linear layer."
-    w = m.weight
-    if isinstance(m, nn.modules.conv._ConvTransposeNd): return args[0].numel() * (w.numel() // w.shape[0])
-    if isinstance(m, nn.modules.conv._ConvNd): return out.numel() * (w.numel() // w.shape[0])
-    if isinstance(m, nn.Linear): return out.numel() * m.in_features
-    return 0
-
-def _error(f, inputs):
-    "The exception `f(inputs)` raises (None if it runs): the caller re-raises or chains it, never drops it."
-    try: f(inputs)
-    except Exception as e: return e
-    return None
-
 @torch.no_grad()
 def check_sample(model:nn.Module,  # the model
                  layers:dict,       # name -> layer: whose MACs to count
                  sample,            # the analysis' example input
-                 run=None,          # run(inputs): how to run the model (default: `run_model(model, inputs)`); its own errors pass unrenamed
+                 run=None,          # run(inputs): the kind's own preparation on the sample (e.g. the Pruner's trace); its errors pass unrenamed
                 ) -> dict:
-    "Run `model` on the first item of `sample` (the whole sample if one item does not fit); returns each layer's MACs."
-    plain = partial(run_model, model)
-    run = run or plain
-    macs = {}
-    def hook(name, m, args, out): macs[name] += _layer_macs(m, args, out)
-    hs = [m.register_forward_hook(partial(hook, n)) for n, m in layers.items()]
-    first = first_item(sample)
-    try:
-        for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
-            macs.update(dict.fromkeys(layers, 0))
-            err = _error(run, inputs)
-            if err is None: return macs
-            if run is not plain:
-                fit = _error(plain, inputs)
-                if fit is None: raise err                  # the sample fits: the kind's own error, as it is
-                err = fit
-    finally:
-        for h in hs: h.remove()
+    "Check that the model runs on the first item of `sample` (the whole sample if one item does not fit); returns each layer's MACs."
+    first, err = first_item(sample), None
+    for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
+        try: macs = layer_macs(model, list(layers), inputs)             # `fasterai.core.counter`: torch's FlopCounterMode
+        except ValueError as e: err = e.__cause__ or e; continue
+        if run is not None: run(inputs)
+        return macs
     raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: {err}") from err
 
 # %% ../../nbs/analyze/sensitivity.ipynb #d46d29ef
-def _model_device(model):
-    devs = _devices(model)
-    return devs.pop() if len(devs) == 1 else None
+_model_device = single_device
 
 def _check_measure(eval_fn, data, metric):
     "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 import pandas as pd
 from torch.utils.flop_counter import FlopCounterMode
-from .inputs import run_model, input_shape
+from .inputs import run_model, input_shape, tensors_of
 from .model import eval_mode
 
 # %% auto #0
@@ -50,13 +50,9 @@ def _density(m:nn.Module) -> float:
     return int(torch.count_nonzero(w)) / w.numel()
 
 def _shape(x):
-    "Shape of a tensor, or of the first tensor in a (nested) tuple/list; None if there is none."
-    if isinstance(x, torch.Tensor): return tuple(x.shape)
-    if isinstance(x, (list, tuple)):
-        for v in x:
-            s = _shape(v)
-            if s is not None: return s
-    return None
+    "Shape of a tensor, or of the first tensor nested in `x`; None if there is none."
+    ts = tensors_of(x)
+    return tuple(ts[0].shape) if ts else None
 
 # %% ../../nbs/core/counter.ipynb #ed24b21a
 def count_flops_params(model:nn.Module,   # the model to measure; left unchanged

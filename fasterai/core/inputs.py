@@ -6,9 +6,10 @@
 from __future__ import annotations
 import torch
 import torch.nn as nn
+from torch.utils._pytree import tree_leaves, tree_map
 
 # %% auto #0
-__all__ = ['run_model', 'input_shape', 'to_device']
+__all__ = ['run_model', 'tensors_of', 'map_tensors', 'input_shape', 'to_device']
 
 # %% ../../nbs/core/inputs.ipynb #a8030cdd
 def run_model(model:nn.Module, inputs):
@@ -17,16 +18,18 @@ def run_model(model:nn.Module, inputs):
     if isinstance(inputs, (tuple, list)): return model(*inputs)
     return model(inputs)
 
+def tensors_of(x) -> list:
+    "The tensors in `x` (a tensor, or tuples/lists/dicts nesting them), in order."
+    return [t for t in tree_leaves(x) if isinstance(t, torch.Tensor)]
+
+def map_tensors(f, x):
+    "`x` with `f` applied to every tensor it holds; the structure and the other values are kept."
+    return tree_map(lambda v: f(v) if isinstance(v, torch.Tensor) else v, x)
+
 def input_shape(inputs):
-    "The shape(s) of `inputs`, for messages."
-    if isinstance(inputs, torch.Tensor): return tuple(inputs.shape)
-    if isinstance(inputs, dict): return {k: input_shape(v) for k, v in inputs.items()}
-    if isinstance(inputs, (tuple, list)): return [input_shape(v) for v in inputs]
-    return type(inputs).__name__
+    "The shape(s) of `inputs`, for messages: a tensor's shape, another value's type name."
+    return tree_map(lambda v: tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__, inputs)
 
 def to_device(inputs, device):
     "`inputs` (tensors, possibly in tuples, lists or dicts) moved to `device`."
-    if isinstance(inputs, torch.Tensor): return inputs.to(device)
-    if isinstance(inputs, dict): return {k: to_device(v, device) for k, v in inputs.items()}
-    if isinstance(inputs, (tuple, list)): return type(inputs)(to_device(v, device) for v in inputs)
-    return inputs
+    return map_tensors(lambda t: t.to(device), inputs)

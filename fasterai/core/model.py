@@ -10,7 +10,7 @@ import torch.nn as nn
 
 # %% auto #0
 __all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cleaned', 'model_devices', 'model_device',
-           'tensor_checksum', 'model_checksums', 'ModelGuard']
+           'single_device', 'tensor_checksum', 'model_checksums', 'ModelGuard']
 
 # %% ../../nbs/core/model.ipynb #dcb0a2c1
 @contextlib.contextmanager
@@ -56,6 +56,11 @@ def model_device(model:nn.Module) -> torch.device:
     t = next(model.parameters(), None)
     if t is None: t = next(model.buffers(), None)
     return torch.device('cpu') if t is None else t.device
+
+def single_device(model:nn.Module) -> torch.device|None:
+    "The one device holding all the model's parameters and buffers (None: spread over several, or no tensor)."
+    devs = model_devices(model)
+    return devs.pop() if len(devs) == 1 else None
 
 # %% ../../nbs/core/model.ipynb #c2d115e8
 _INT_OF = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -106,12 +111,16 @@ class ModelGuard:
                                                "leave device=None to analyse it where it is")
             if devs and devs != {self.device}: self.home = devs.pop()
         self.checksums = model_checksums(m) if self.verify else None
-        self._flags = training_flags(m); self._flags.__enter__()
-        self._hooks = hooks_cleaned(m); self._hooks.__enter__()
-        self.buffers = [(x, k, None if b is None else b.detach().clone()) for x in mods for k, b in x._buffers.items()]
-        self.buffer_names = [(x, list(x._buffers)) for x in mods]
-        if self.home is not None: m.to(self.device)
-        m.eval()
+        with contextlib.ExitStack() as stack:             # if anything below fails, what was done is undone
+            stack.enter_context(training_flags(m))
+            stack.enter_context(hooks_cleaned(m))
+            if self.home is not None:
+                stack.callback(m.to, self.home)
+                m.to(self.device)
+            # snapshot where the work happens: the restore after each measurement stays on one device
+            self.buffers = [(x, k, None if b is None else b.detach().clone()) for x in mods for k, b in x._buffers.items()]
+            m.eval()
+            self._stack = stack.pop_all()
         return self
 
     @torch.no_grad()
@@ -133,15 +142,12 @@ class ModelGuard:
         return sorted(k for k in set(now) | set(self.checksums) if now.get(k) != self.checksums.get(k))
 
     def __exit__(self, *exc):
-        m = self.model
-        try:
-            if self.home is not None: m.to(self.home)
+        try: self._stack.close()                          # device back home, added hooks removed, flags restored
         finally:
-            for x, names in self.buffer_names:
-                for k in [k for k in x._buffers if k not in names]: del x._buffers[k]
+            known = {(id(x), k) for x, k, _ in self.buffers}
+            for x in self.model.modules():
+                for k in [k for k in x._buffers if (id(x), k) not in known]: del x._buffers[k]
             self.restore_buffers()
-            self._hooks.__exit__(None, None, None)
-            self._flags.__exit__(None, None, None)
         if self.verify:
             diff = self.differences()
             if diff:

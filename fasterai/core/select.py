@@ -45,10 +45,11 @@ def select_modules(model:nn.Module,    # the model
     if not items: raise ValueError(f"{what} is empty: give layer names, modules, types or a filter_fn (None: every layer)")
     mods = dict(model.named_modules())
     name_of = {id(m): n for n, m in mods.items()}
+    unknown = [it for it in items if isinstance(it, str) and it not in mods]
+    if unknown: raise ValueError(f"{what}: unknown layer names {unknown}; layers: {_few(cands)}")
     chosen = set()
     for it in items:
         if isinstance(it, str):
-            if it not in mods: raise ValueError(f"{what}: {it!r} is not a module of the model; layers: {_few(cands)}")
             got = {n for n in cands if n == it or it == '' or n.startswith(it + '.')}
             desc = f"{it!r} ({type(mods[it]).__name__})"
         elif isinstance(it, nn.Module):
