@@ -66,15 +66,9 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
         if s is None: return
         s['calls'] += 1
         if s['calls'] == 1: s['input_shape'], s['output_shape'] = _shape(args), _shape(out)
-    counter = FlopCounterMode(display=False)
     handle = nn.modules.module.register_module_forward_hook(shapes)
-    try:
-        with eval_mode(model), torch.no_grad(), counter: forward_with(model, example_inputs)
+    try: total_macs, macs_of = _count_macs(model, example_inputs)
     finally: handle.remove()
-    total_macs = counter.get_total_flops() // 2
-    per_module = counter.get_flop_counts()          # 'Root.name.sub' -> {op: flops}, per module (torch's own tracker)
-    root = type(model).__name__
-    macs_of = lambda name: sum(per_module.get(f"{root}.{name}" if name else root, {}).values()) // 2
     rows, seen = [], set()
     with torch.no_grad():
         for name, m in layers:
@@ -101,14 +95,21 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
     total_params = sum(p.numel() for p in model.parameters())
     return total_macs, total_params, df
 
+def _count_macs(model:nn.Module, example_inputs) -> tuple:
+    "`(total MACs, name -> MACs of that module)` of one eval-mode, no-grad forward, from torch's `FlopCounterMode`."
+    counter = FlopCounterMode(display=False)
+    with eval_mode(model), torch.no_grad(), counter: forward_with(model, example_inputs)
+    per_module = counter.get_flop_counts()          # 'Root.name.sub' -> {op: flops}, per module (torch's own tracker)
+    root = type(model).__name__
+    return counter.get_total_flops() // 2, lambda name: sum(per_module.get(f"{root}.{name}" if name else root, {}).values()) // 2
+
 def layer_macs(model:nn.Module,   # the model; left unchanged
                layers,            # names of leaf layers
                example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
               ) -> dict:
     "Name -> MACs of one forward on `example_inputs`, for each of `layers` (0 for a layer that did not run)."
-    _, _, df = count_flops_params(model, example_inputs)
-    macs = dict(zip(df.layer, df.macs))
-    return {n: int(macs.get(n, 0)) for n in layers}
+    _, macs_of = _count_macs(model, example_inputs)
+    return {n: int(macs_of(n)) for n in layers}
 
 # %% ../../nbs/core/counter.ipynb #59b86d75
 def format_count(n:float,        # a count (MACs, params)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/model.ipynb #bc98d28a
 from __future__ import annotations
-import contextlib
+import contextlib, zlib
 import torch
 import torch.nn as nn
 
@@ -69,7 +69,7 @@ _INT_OF = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 def tensor_checksum(t:torch.Tensor,       # any tensor (parameter, buffer)
                     chunk:int=1 << 22     # elements per step: bounds the temporary memory
                    ) -> tuple:
-    "`(shape, dtype, sum, weighted sum)` of the bits of `t`: equal checksums mean equal bits (barring a deliberate collision)."
+    "`(shape, dtype, ...)` and a checksum of the bits of `t` (CRC-32 on the CPU, two integer sums elsewhere): equal bits, equal checksums."
     x = t.detach()
     if x.is_sparse: x = x.to_dense()
     if x.is_quantized: x = x.int_repr()
@@ -77,6 +77,11 @@ def tensor_checksum(t:torch.Tensor,       # any tensor (parameter, buffer)
     head = (tuple(t.shape), str(t.dtype))
     if x.device.type == 'meta' or x.numel() == 0: return head + (0, 0)
     x = x.contiguous().reshape(-1)
+    if x.device.type == 'cpu': return head + ('crc32', zlib.crc32(x.view(torch.uint8).numpy().data))   # in place, no copy
+    return head + _bit_sums(x, chunk)
+
+def _bit_sums(x:torch.Tensor, chunk:int) -> tuple:
+    "Sum and position-weighted sum of the bits of flat tensor `x` read as integers, on its own device."
     if x.dtype == torch.bool: x = x.view(torch.uint8)
     elif x.is_floating_point(): x = x.view(_INT_OF[x.element_size()])
     s, w = 0, 0
@@ -84,7 +89,7 @@ def tensor_checksum(t:torch.Tensor,       # any tensor (parameter, buffer)
         v = x[i:i + chunk].to(torch.int64)
         pos = torch.arange(i, i + v.numel(), device=v.device, dtype=torch.int64).remainder_(65521).add_(1)
         s += int(v.sum()); w += int((v * pos).sum())     # never in place: `v` may be `t` itself
-    return head + (s, w)
+    return s, w
 
 def model_checksums(model:nn.Module) -> dict:
     "Name -> `tensor_checksum` of every parameter and buffer of `model` (shared tensors once, under their first name)."
