@@ -14,12 +14,12 @@ from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits
 from ..sparse.sparsifier import layer_mask
 from ..core.inputs import run_model, input_shape, to_device
+from ..quantize.quantizer import fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges, _quantize_output
 
 # %% auto #0
 __all__ = ['PERCENT', 'BITS', 'compressions', 'first_item', 'calibration_batches', 'LevelUnit', 'Option', 'Unit', 'AnalysisSetup',
            'register_compression', 'get_compression', 'option_names', 'Compression', 'as_compression', 'describe_kinds',
-           'SparsityCompression', 'fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'calibrate_ranges',
-           'QuantizationCompression', 'PruningCompression']
+           'SparsityCompression', 'QuantizationCompression', 'PruningCompression']
 
 # %% ../../nbs/analyze/compressions.ipynb #5e5d4afa
 def first_item(inputs):
@@ -325,59 +325,6 @@ class SparsityCompression(_WeightEdit):
     def close(self):
         super().close()
         self._scores = (None, None)
-
-# %% ../../nbs/analyze/compressions.ipynb #85212066
-def fake_quantize(w:torch.Tensor,              # the weights
-                  bits:int,                    # bit width, 2-16
-                  axis:int|None=0,             # one scale per slice along this axis; None: one for the tensor
-                  out:torch.Tensor|None=None,  # write the result here (e.g. the layer's weight), not into a new tensor
-                 ) -> torch.Tensor:
-    "Symmetric fake-quantization of `w` to `bits`: one scale per slice along `axis` (None: per tensor)."
-    qmax = 2 ** (bits - 1) - 1
-    x = w.detach().float()
-    dims = [d for d in range(x.dim()) if d != axis] if axis is not None else list(range(x.dim()))
-    if not dims: amax = x.abs()
-    else: amax = torch.maximum(x.amax(dim=dims, keepdim=True), x.amin(dim=dims, keepdim=True).neg())  # max |x|, no temporary
-    if axis is None: amax = amax.reshape(())
-    scale = torch.where(amax > 0, amax / qmax, torch.ones_like(amax))
-    if out is not None and out.dtype == w.dtype == torch.float32:            # in place: the same ops, no temporaries
-        return torch.div(x, scale, out=out).round_().clamp_(-qmax, qmax).mul_(scale)
-    q = ((x / scale).round().clamp(-qmax, qmax) * scale).to(w.dtype)
-    return q if out is None else out.copy_(q)
-
-def fake_quantize_affine(x:torch.Tensor, lo:float, hi:float, bits:int) -> torch.Tensor:
-    "Asymmetric per-tensor fake-quantization of `x` to `bits` over `[lo, hi]` (widened to include 0)."
-    lo, hi = min(float(lo), 0.), max(float(hi), 0.)
-    if hi == lo: return x
-    qmax = 2 ** bits - 1
-    scale = (hi - lo) / qmax
-    zp = min(qmax, max(0, round(-lo / scale)))
-    return ((x / scale).round() + zp).clamp(0, qmax).sub(zp).mul(scale).to(x.dtype)
-
-def out_channel_axis(m:nn.Module) -> int:
-    "The weight axis of output channels: 1 for transposed convolutions, 0 otherwise."
-    return 1 if isinstance(m, nn.modules.conv._ConvTransposeNd) else 0
-
-# %% ../../nbs/analyze/compressions.ipynb #898bba62
-@torch.no_grad()
-def calibrate_ranges(model:nn.Module, layers:dict, batches) -> dict:
-    "Min and max of every layer's output over `batches`, from forward passes with temporary hooks."
-    ranges = {}
-    def hook(name, m, args, out):
-        if not isinstance(out, torch.Tensor): return
-        lo, hi = torch.aminmax(out.detach())
-        a, b = ranges.get(name, (math.inf, -math.inf))
-        ranges[name] = (min(a, float(lo)), max(b, float(hi)))
-    hs = [m.register_forward_hook(partial(hook, n)) for n, m in layers.items()]
-    try:
-        for b in batches: run_model(model, b)
-    finally:
-        for h in hs: h.remove()
-    missing = [n for n in layers if n not in ranges]
-    if missing: raise ValueError(f"layers {missing} produced no tensor output during calibration: cannot quantize their activations")
-    return ranges
-
-def _quantize_output(module, args, out, lo, hi, bits): return fake_quantize_affine(out, lo, hi, bits)
 
 # %% ../../nbs/analyze/compressions.ipynb #d9c9c5ef
 @register_compression
