@@ -7,12 +7,14 @@ from __future__ import annotations
 import contextlib, math, numbers, warnings
 from dataclasses import dataclass
 from functools import partial
+import numpy as np
 import torch
 import torch.nn as nn
 from ..core.granularity import Granularities
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits
-from ..sparse.sparsifier import layer_mask
+from ..core.model import ModelGuard
+from ..sparse.sparsifier import layer_mask, MaskScratch
 from ..core.inputs import run_model, input_shape, to_device
 from ..quantize.quantizer import fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges, _quantize_output
 
@@ -255,17 +257,22 @@ def _check_grads(setup:AnalysisSetup):
 class _WeightEdit(Compression):
     "Base of kinds that rewrite one layer's weight in place and restore it from a copy."
     def prepare(self):
-        self._orig, self._edited = (None, None), None
-        w = max((m.weight for m in self.setup.layers.values()), key=lambda t: t.numel())
-        self._buf = torch.empty(w.numel(), dtype=w.dtype, device=w.device)   # room for the largest weight
+        self._orig, self._edited, self._buf = (None, None), None, None
+        self._guard = ModelGuard.active(self.setup.model)    # its copy of each weight, when the analysis runs inside one
 
     def _original(self, name:str) -> torch.Tensor:
-        "The original weight of layer `name` (copied once per layer, into the shared buffer when it fits)."
+        "The original weight of layer `name`: the guard's copy, or copied once per layer into a shared buffer."
         if self._orig[0] != name:
-            w, b = self.setup.layers[name].weight.detach(), self._buf
-            fits = (b is not None and w.is_contiguous() and w.dtype == b.dtype and w.device == b.device
-                    and w.numel() <= b.numel())
-            self._orig = (name, b[:w.numel()].view(w.shape).copy_(w) if fits else w.clone())
+            w = self.setup.layers[name].weight
+            o = None if self._guard is None else self._guard.original(w)
+            if o is None:
+                w, b = w.detach(), self._buf
+                if b is None:                          # room for the largest weight
+                    big = max((m.weight for m in self.setup.layers.values()), key=lambda t: t.numel())
+                    b = self._buf = torch.empty(big.numel(), dtype=big.dtype, device=big.device)
+                fits = w.is_contiguous() and w.dtype == b.dtype and w.device == b.device and w.numel() <= b.numel()
+                o = b[:w.numel()].view(w.shape).copy_(w) if fits else w.clone()
+            self._orig = (name, o)
         return self._orig[1]
 
     def undo(self):
@@ -299,6 +306,8 @@ class SparsityCompression(_WeightEdit):
     def prepare(self):
         super().prepare()
         self._scores = (None, None)
+        ws = [m.weight for m in self.setup.layers.values()]
+        self._scratch = MaskScratch(max(w.numel() for w in ws)) if all(w.device.type == 'cpu' for w in ws) else None
 
     def _layer_scores(self, name:str, m:nn.Module) -> torch.Tensor:
         if self._scores[0] != name:
@@ -310,9 +319,9 @@ class SparsityCompression(_WeightEdit):
     def apply(self, unit:Unit, level) -> dict:
         name = unit.names[0]; m = self.setup.layers[name]
         scores = self._layer_scores(name, m)
-        with _level_warned(): keep = layer_mask(m.weight, scores, level)
+        with _level_warned(): keep = layer_mask(m.weight, scores, level, scratch=self._scratch)
         self._edited = (m, name)
-        with torch.no_grad(): m.weight.mul_(keep.view(torch.uint8))   # same bytes; ~3x faster than a bool factor
+        _masked(self._original(name), keep, m.weight.detach())
         return {'touched': [name]}
 
     def removed(self, unit:Unit, level) -> dict:
@@ -324,7 +333,14 @@ class SparsityCompression(_WeightEdit):
 
     def close(self):
         super().close()
-        self._scores = (None, None)
+        self._scores, self._scratch = (None, None), None
+
+def _masked(src:torch.Tensor, keep:torch.Tensor, dst:torch.Tensor):
+    "`dst = src * keep` in one pass (NumPy on the CPU: ~2x faster than torch's mixed-dtype product)."
+    if dst.device.type == 'cpu' and dst.dtype == src.dtype == torch.float32 and dst.is_contiguous():
+        np.multiply(src.numpy(), keep.numpy(), out=dst.numpy())
+    else:
+        with torch.no_grad(): torch.mul(src, keep, out=dst)
 
 # %% ../../nbs/analyze/compressions.ipynb #d9c9c5ef
 @register_compression

@@ -4,13 +4,14 @@
 
 # %% ../../nbs/core/model.ipynb #bc98d28a
 from __future__ import annotations
-import contextlib, zlib
+import contextlib, warnings, weakref, zlib
+import numpy as np
 import torch
 import torch.nn as nn
 
 # %% auto #0
 __all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cleaned', 'model_devices', 'model_device',
-           'single_device', 'tensor_checksum', 'model_checksums', 'ModelGuard']
+           'single_device', 'tensor_checksum', 'same_bits', 'model_checksums', 'ModelGuard']
 
 # %% ../../nbs/core/model.ipynb #dcb0a2c1
 @contextlib.contextmanager
@@ -91,69 +92,133 @@ def _bit_sums(x:torch.Tensor, chunk:int) -> tuple:
         s += int(v.sum()); w += int((v * pos).sum())     # never in place: `v` may be `t` itself
     return s, w
 
+def _as_ints(t:torch.Tensor) -> torch.Tensor:
+    "The bits of `t` as an integer tensor of the same shape (no copy)."
+    x = t.detach()
+    if x.is_complex(): x = torch.view_as_real(x)
+    if x.dtype == torch.bool: return x.view(torch.uint8)
+    return x.view(_INT_OF[x.element_size()]) if x.is_floating_point() else x
+
+@torch.no_grad()
+def same_bits(a:torch.Tensor, b:torch.Tensor) -> bool:
+    "Same shape, dtype, device and bits (`-0.0` differs from `0.0`; a NaN equals the same NaN)."
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device: return False
+    if a.is_quantized or a.is_sparse or a.device.type == 'meta': return tensor_checksum(a) == tensor_checksum(b)
+    x, y = _as_ints(a), _as_ints(b)
+    if x.device.type == 'cpu': return bool(np.array_equal(x.numpy(), y.numpy()))
+    return torch.equal(x, y)
+
 def model_checksums(model:nn.Module) -> dict:
     "Name -> `tensor_checksum` of every parameter and buffer of `model` (shared tensors once, under their first name)."
     return {n: tensor_checksum(t) for n, t in [*model.named_parameters(), *model.named_buffers()]}
 
 # %% ../../nbs/core/model.ipynb #ac496e5d
 class ModelGuard:
-    "Snapshot what an operation must give back — flags, buffers, hooks, device — restore it on exit and verify every tensor."
+    "Snapshot what an operation must give back — flags, hooks, tensors, device — and put back, bit for bit, what did not come back."
+    _active = weakref.WeakKeyDictionary()         # model -> the innermost guard entered on it
+
     def __init__(self,
                  model:nn.Module,      # the model to protect
                  device=None,          # run in between on this device (moved back on exit)
-                 verify:bool=True):    # compare a checksum of every parameter and buffer on exit
+                 verify=True):         # True: copy every tensor, restore what differs on exit; 'checksum': CRC only, raise; False: no check
+        if verify not in (True, False, 'checksum'):
+            raise ValueError(f"verify={verify!r} is not allowed; allowed: True (copy and restore), 'checksum' (check only), False")
         self.model, self.device, self.verify = model, None if device is None else torch.device(device), verify
         if self.device is not None and self.device.type == 'meta':
             raise ValueError("device='meta' holds no data: the model could not come back from it")
 
+    @classmethod
+    def active(cls, model:nn.Module) -> ModelGuard|None:
+        "The guard currently entered on `model` (the innermost), or None."
+        return cls._active.get(model)
+
+    def original(self, t:torch.Tensor) -> torch.Tensor|None:
+        "The entry value of parameter or buffer `t` (read-only: the guard's copy), or None if the guard keeps no copy of it."
+        return self._copies.get(id(t))
+
     def __enter__(self):
         m = self.model
-        mods = list(m.modules())
         self.home = None
         if self.device is not None:
             devs = model_devices(m)
             if len(devs) > 1: raise ValueError(f"device={self.device}: the model is spread over {sorted(map(str, devs))}; "
                                                "leave device=None to analyse it where it is")
             if devs and devs != {self.device}: self.home = devs.pop()
-        self.checksums = model_checksums(m) if self.verify else None
+        self.checksums = model_checksums(m) if self.verify == 'checksum' else None
         with contextlib.ExitStack() as stack:             # if anything below fails, what was done is undone
             stack.enter_context(training_flags(m))
             stack.enter_context(hooks_cleaned(m))
             if self.home is not None:
                 stack.callback(m.to, self.home)
                 m.to(self.device)
-            # snapshot where the work happens: the restore after each measurement stays on one device
-            self.buffers = [(x, k, None if b is None else b.detach().clone()) for x in mods for k, b in x._buffers.items()]
+            # every slot and the object it holds; copies where the work happens, so restores stay on one device
+            self.slots = [(x, d, k, t) for x in m.modules() for d in (x._parameters, x._buffers) for k, t in d.items()]
+            self._buffer_slots = [(d, k, t) for x, d, k, t in self.slots if d is x._buffers]
+            self.names = {id(t): n for n, t in [*m.named_parameters(), *m.named_buffers()]}
+            keep = [t for n, t in [*m.named_parameters(), *m.named_buffers()]] if self.verify is True else list(m.buffers())
+            self._copies = {id(t): t.detach().clone() for t in keep}
             m.eval()
+            self._prev = ModelGuard._active.get(m)
+            ModelGuard._active[m] = self
+            stack.callback(self._deactivate)
             self._stack = stack.pop_all()
         return self
 
+    def _deactivate(self):
+        if self._prev is None: ModelGuard._active.pop(self.model, None)
+        else: ModelGuard._active[self.model] = self._prev
+
     @torch.no_grad()
     def restore_buffers(self):
-        "Put every buffer back to its snapshot (in place when the same tensor is still there)."
+        "Put every buffer back to its entry value, in its original slot."
         dst, src = [], []
-        for x, k, saved in self.buffers:
-            cur = x._buffers.get(k)
-            if saved is None: x._buffers[k] = None
-            elif cur is not None and cur.shape == saved.shape and cur.dtype == saved.dtype:
-                if cur.device == saved.device: dst.append(cur); src.append(saved)
-                else: cur.copy_(saved)
-            else: x._buffers[k] = saved.clone().to(cur.device if cur is not None else saved.device)
+        for d, k, t in self._buffer_slots:
+            if d.get(k) is not t: d[k] = t
+            if t is None: continue
+            saved = self._copies[id(t)]
+            if t.shape == saved.shape and t.dtype == saved.dtype and t.device == saved.device: dst.append(t); src.append(saved)
+            else: t.data = saved.clone()
         if dst: torch._foreach_copy_(dst, src)
 
+    @torch.no_grad()
+    def _put_back(self) -> list:
+        "Original objects into their slots, added slots removed, values restored from the copies: names of what differed."
+        fixed, known = [], {(id(d), k) for _, d, k, _ in self.slots}
+        for x in self.model.modules():
+            for d in (x._parameters, x._buffers):
+                for k in [k for k in d if (id(d), k) not in known]: del d[k]
+        for x, d, k, t in self.slots:
+            if d.get(k) is not t:
+                d[k] = t
+                if t is not None: fixed.append(self.names.get(id(t), k))
+        seen = set()
+        for x, d, k, t in self.slots:
+            saved = None if t is None or id(t) in seen else self._copies.get(id(t))
+            if saved is None: continue
+            seen.add(id(t))
+            if same_bits(t, saved): continue
+            if t.shape == saved.shape and t.dtype == saved.dtype and t.device == saved.device: t.copy_(saved)
+            else: t.data = saved
+            fixed.append(self.names.get(id(t), k))
+        return sorted(set(fixed))
+
     def differences(self) -> list:
-        "Names of the parameters and buffers whose checksum, shape or presence differs from entry."
+        "Names of the parameters and buffers whose checksum, shape or presence differs from entry (`verify='checksum'`)."
         now = model_checksums(self.model)
         return sorted(k for k in set(now) | set(self.checksums) if now.get(k) != self.checksums.get(k))
 
     def __exit__(self, *exc):
-        try: self._stack.close()                          # device back home, added hooks removed, flags restored
+        try:
+            if self.verify is True: fixed = self._put_back()       # on the working device, before the move home
+            else: self.restore_buffers(); fixed = []
         finally:
-            known = {(id(x), k) for x, k, _ in self.buffers}
-            for x in self.model.modules():
-                for k in [k for k in x._buffers if (id(x), k) not in known]: del x._buffers[k]
-            self.restore_buffers()
-        if self.verify:
+            self._stack.close()                           # device back home, added hooks removed, flags restored
+            self._copies = {}
+        if fixed:
+            warnings.warn(f"fasterai restored {len(fixed)} tensor(s) of the model from its own copy, as they did not come "
+                          f"back exactly: {fixed[:5]}{' ...' if len(fixed) > 5 else ''}. The model is as before; please "
+                          f"report this", RuntimeWarning, stacklevel=2)
+        if self.verify == 'checksum':
             diff = self.differences()
             if diff:
                 raise RuntimeError(f"the model did not come back exactly: {len(diff)} tensor(s) differ from before "
