@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
 from operator import itemgetter
+import contextlib, traceback
 import torch_pruning as tp
+from torch_pruning.dependency import index_mapping as _index_mapping
 from .criteria import Criteria, large_final
 from .granularity import Granularities
 from .inputs import run_model, input_shape
@@ -20,6 +22,10 @@ __all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'dependency_
 
 # %% ../../nbs/core/graph.ipynb #206e7570
 TESTED_TORCH_PRUNING = ((1, 5), (1, 7))    # [lowest, first untested): the versions whose internals this module reads
+# torch-pruning's per-op index mappings (what `index_mapping.update_index_mapping` runs), by op type
+_MAPPINGS = {'CONCAT': 'update_concat_index_mapping', 'SPLIT': 'update_split_index_mapping',
+             'RESHAPE': 'update_reshape_index_mapping', 'UNBIND': 'update_unbind_index_mapping',
+             'EXPAND': 'update_expand_index_mapping', 'SLICE': 'update_slice_index_mapping'}
 
 def check_torch_pruning():
     "Fail loudly (`ImportError`) when the installed torch-pruning lacks the internals this module relies on."
@@ -27,6 +33,8 @@ def check_torch_pruning():
     v = version('torch-pruning')
     missing = [a for a in ('_pruning_history', 'REGISTERED_PRUNERS') if not hasattr(tp.DependencyGraph(), a)]
     missing += [f'ops.{a}' for a in ('_OutputOp', 'TORCH_CONV', 'TORCH_LINEAR') if not hasattr(tp.ops, a)]
+    missing += [f'dependency.index_mapping.{f}' for f in [*_MAPPINGS.values(), 'update_index_mapping'] if not hasattr(_index_mapping, f)]
+    missing += [f'ops.OPTYPE.{t}' for t in _MAPPINGS if not hasattr(tp.ops.OPTYPE, t)]
     missing += [f'DependencyGraph.{a}' for a in ('get_all_groups', 'get_pruning_group', 'check_pruning_group',
                                                  'is_out_channel_pruning_fn', 'get_pruner_of_module')
                 if not hasattr(tp.DependencyGraph, a)]
@@ -42,7 +50,7 @@ check_torch_pruning()
 def dependency_graph(model:nn.Module,   # the model to trace; left as it was (values, flags, hooks)
                      example_inputs,    # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                     ):
-    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind."
+    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind; `.unmapped` lists the ops it could not map."
     if example_inputs is None:
         raise ValueError("example_inputs is required: the dependency graph is traced by running the model once, "
                          "e.g. example_inputs=torch.randn(1, 3, 224, 224)")
@@ -50,12 +58,42 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
     def forward(model, inputs):
         try: return run_model(model, inputs)
         except Exception as e: failed.append(e); raise
+    DG = tp.DependencyGraph()
     with hooks_cleaned(model), training_flags(model), torch.enable_grad():
-        try: return tp.DependencyGraph().build_dependency(model, example_inputs, forward_fn=forward, verbose=False)
+        try: DG.build_dependency(model, example_inputs, forward_fn=forward, verbose=False)
         except Exception as e:
-            if not failed or e is not failed[0]: raise
-            raise ValueError(f"the model's forward failed on example_inputs of shape {input_shape(example_inputs)}: "
-                             f"{type(e).__name__}: {e}") from e
+            if failed and e is failed[0]:
+                raise ValueError(f"the model's forward failed on example_inputs of shape {input_shape(example_inputs)}: "
+                                 f"{type(e).__name__}: {e}") from e
+            if not _in_index_mapping(e): raise
+            DG.unmapped = _map_each(DG)                 # traced; only some op's channel mapping failed
+            return DG
+    DG.unmapped = {}
+    return DG
+
+def _in_index_mapping(e:BaseException) -> bool:
+    "Did `e` come from torch-pruning's last step, mapping channel indices through ops (reshape, concat, ...)?"
+    return any(f.name == 'update_index_mapping' and f.filename.endswith('index_mapping.py')
+               for f in traceback.extract_tb(e.__traceback__))
+
+def _map_each(DG) -> dict:
+    "torch-pruning's index mapping, op by op: op module -> the error of each op it cannot map (those stay unmapped)."
+    unmapped = {}
+    for module, node in DG.module2node.items():
+        kind = next((t for t in _MAPPINGS if node.type == getattr(tp.ops.OPTYPE, t)), None)
+        if kind is None: continue
+        try: getattr(_index_mapping, _MAPPINGS[kind])(DG, node)
+        except Exception as e: unmapped[module] = f"{kind.lower()} ({type(e).__name__}: {e})"   # reported by every coupling through it
+    return unmapped
+
+@contextlib.contextmanager
+def _mapping_op_by_op(DG):
+    "torch-pruning re-maps indices before every group: inside, a graph with unmapped ops maps op by op instead of failing."
+    if not DG.unmapped: yield; return
+    whole = _index_mapping.update_index_mapping
+    _index_mapping.update_index_mapping = lambda graph: (_map_each(graph) if graph is DG else whole(graph))
+    try: yield
+    finally: _index_mapping.update_index_mapping = whole
 
 # %% ../../nbs/core/graph.ipynb #fa873297
 LAYERS = (nn.modules.conv._ConvNd, nn.Linear)
@@ -112,7 +150,8 @@ class PruningGraph:
 
     def _group(self, root:nn.Module, idxs=None):
         if idxs is None: idxs = list(range(self.out_channels(root)))
-        return self.DG.get_pruning_group(root, self.DG.get_pruner_of_module(root).prune_out_channels, list(idxs))
+        with _mapping_op_by_op(self.DG):
+            return self.DG.get_pruning_group(root, self.DG.get_pruner_of_module(root).prune_out_channels, list(idxs))
 
     def _entry(self, item) -> Entry:
         "One item of a torch-pruning group as an `Entry`."
@@ -134,16 +173,39 @@ class PruningGraph:
     def _blocked(self, entries) -> str|None:
         for e in entries:
             t = e.target
+            if t in self.DG.unmapped:
+                return (f"coupled through a {self.DG.unmapped[t]} that torch-pruning cannot map channels through "
+                        f"(e.g. a channel shuffle)")
             if isinstance(t, nn.Module) and not isinstance(t, nn.Parameter) and not _is_depthwise(t):
                 p = self.DG.get_pruner_of_module(t)
                 if p is not None and max(p.get_in_channel_groups(t), p.get_out_channel_groups(t)) > 1:
                     return f"grouped layer {self.names.get(t, type(t).__name__)} is not supported"
         return None
 
+    def _all_groups(self, types:tuple):
+        "torch-pruning's `get_all_groups`; with unmapped ops, root by root, a root whose group fails becoming a blocked `Coupling`."
+        if not self.DG.unmapped:
+            yield from self.DG.get_all_groups(ignored_layers=[], root_module_types=types); return
+        seen = set()
+        for m in list(self.DG.module2node):
+            if not isinstance(m, types) or m in seen or m in self.DG.IGNORED_LAYERS_IN_TRACING: continue
+            p = self.DG.get_pruner_of_module(m)
+            if p is None or p.get_out_channels(m) is None: continue
+            try: group = self._group(m)
+            except Exception as e:          # torch-pruning cannot follow this group's channels (through an unmapped op)
+                seen.add(m)
+                yield Coupling(m, [m], [self.names[m]], False, f"torch-pruning cannot follow its channels through the "
+                               f"model's ops ({type(e).__name__}: {e}); the graph has unmapped ops: "
+                               f"{sorted(set(self.DG.unmapped.values()))}")
+                continue
+            seen.update(item.dep.target.module for item in group if self.DG.is_out_channel_pruning_fn(item.dep.handler))
+            yield group
+
     def couplings(self, types=LAYERS) -> list[Coupling]:
         "One `Coupling` per set of coupled layers of `types`, in model order (torch-pruning's `get_all_groups`)."
         out = []
-        for group in self.DG.get_all_groups(ignored_layers=[], root_module_types=tuple(types)):
+        for group in self._all_groups(tuple(types)):
+            if isinstance(group, Coupling): out.append(group); continue
             es = [self._entry(item) for item in group]
             members = sorted({id(e.target): e.target for e in es if e.out and isinstance(e.target, tuple(types))}.values(),
                              key=lambda m: self._order.get(m, 1 << 30))
