@@ -9,12 +9,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
+import torch.fx as fx
 from fastcore.basics import patch
 from ..core.criteria import Criteria, large_final
 from ..core.inputs import run_model, input_shape
 from ..core.units import check_percents
 from ..core.model import eval_mode
 from ..core.select import select_modules
+from ..core.topology import _fixed_sizes, _feeding_layers
 from ..core.counter import count_flops_params
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
                                  LAYERS)
@@ -119,12 +121,31 @@ class Pruner:
         if layers is not None: out |= cands - set(select_modules(self.model, layers, LAYERS).values())
         return out
 
+    def _fixed_reshapes(self) -> dict:
+        "Layer name -> why not: layers whose channels reach a view/reshape with literal sizes (`x.view(-1, 256)`)."
+        try: gm = fx.symbolic_trace(self.model)
+        except Exception as e:
+            warnings.warn(f"torch.fx cannot trace {type(self.model).__name__} ({type(e).__name__}: {str(e)[:200]}), so the "
+                          f"Pruner cannot see reshapes with hard-coded sizes: if one takes a pruned layer's channels "
+                          f"(e.g. x.view(-1, 256)), the pruned model will fail there", UserWarning)
+            return {}
+        modules, out = dict(gm.named_modules()), {}
+        for node in gm.graph.nodes:
+            sizes = _fixed_sizes(node, modules)
+            if not sizes: continue
+            for n in _feeding_layers(node, modules, LAYERS):
+                out.setdefault(n, f"its channels reach a {node.target} with fixed sizes {sizes} in the forward "
+                                  f"(node {node.name!r}); removing any would break it")
+        return out
+
     def _build_groups(self) -> list:
         "One `_Group` per set of coupled Conv/Linear layers, in model order."
         groups, self._member_of = [], {}
+        fixed = self._fixed_reshapes()
         for c in self.graph.couplings(LAYERS):
             ign = [n for x, n in zip(c.members, c.names) if x in self.ignored]
-            g = _Group(self.graph, c, c.blocked or (f"ignored layer(s) {ign}" if ign else None))
+            why = next((f"{n}: {fixed[n]}" for n in c.names if n in fixed), None)
+            g = _Group(self.graph, c, c.blocked or why or (f"ignored layer(s) {ign}" if ign else None))
             for x in c.members: self._member_of[x] = g
             groups.append(g)
         return groups
