@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
 from operator import itemgetter
-import contextlib, traceback
+import contextlib, math, traceback
 import torch_pruning as tp
 from torch_pruning.dependency import index_mapping as _index_mapping
 from .criteria import Criteria, large_final
@@ -121,8 +121,17 @@ class Coupling:
     names:list                     # their names
     sink:bool                      # does pruning it change the model's output?
     blocked:str|None=None          # why it cannot be pruned (None: it can)
+    heads:int=1                    # attention heads its channels are split into: remove the same number from each
     @property
     def id(self) -> str: return self.names[0]
+
+def _heads(entries) -> tuple:
+    "(heads, why not): the attention heads a group's channels are split into (1: no attention), or why they cannot be split evenly."
+    mha = {id(e.target): e for e in entries if isinstance(e.target, nn.MultiheadAttention)}
+    if not mha: return 1, None
+    bad = [e.name for e in mha.values() if e.idxs != e.root_idxs]
+    if bad: return 1, f"attention {bad} takes the group's channels in another order: its heads cannot be kept whole"
+    return math.lcm(*(e.target.num_heads for e in mha.values())), None
 
 def _is_depthwise(m): return isinstance(m, nn.modules.conv._ConvNd) and m.groups == m.out_channels > 1
 
@@ -210,8 +219,9 @@ class PruningGraph:
             members = sorted({id(e.target): e.target for e in es if e.out and isinstance(e.target, tuple(types))}.values(),
                              key=lambda m: self._order.get(m, 1 << 30))
             if not members: continue
+            heads, why = _heads(es)
             out.append(Coupling(members[0], members, [self.names[m] for m in members], any(e.sink for e in es),
-                                self._blocked(es)))
+                                self._blocked(es) or why, heads))
         return sorted(out, key=lambda c: self._order[c.root])
 
     def prune(self,
@@ -256,7 +266,7 @@ class Undo:
                 self.param_nodes.append((DG.module2node[e.target], e.target))
                 self.touched.append(e.name)
             else:
-                keep(e.target)
+                for sub in e.target.modules(): keep(sub)     # and its children: torch-pruning's attention pruner edits out_proj too
                 if e.target in graph.names: self.touched.append(graph.names[e.target])
         self.module2node, self.param_to_name = dict(DG.module2node), dict(DG._param_to_name)
         self.history = len(DG._pruning_history)

@@ -70,7 +70,7 @@ class _Group:
     "Internal record of one coupling: the graph's `Coupling`, what blocks it, its channel counts, cached entries."
     def __init__(self, graph:PruningGraph, c, blocked:str|None):
         self.graph, self.root, self.members, self.names = graph, c.root, c.members, c.names
-        self.id, self.touches_output, self.blocked = c.id, c.sink, blocked
+        self.id, self.touches_output, self.blocked, self.heads = c.id, c.sink, blocked, c.heads
         self.original = graph.out_channels(c.root)
         self.full = None                        # (state, entries of every channel)
 
@@ -230,12 +230,24 @@ def reuse_scores(self:Pruner):
     finally: self._score_cache = outer
 
 @patch
-def _keep(self:Pruner, base:int, pct:float, current:int) -> int:
-    "Channels to keep when `pct` percent of `base` go (never more than `current`)."
+def _step(self:Pruner, g) -> int:
+    "Channel counts of group `g` stay multiples of this: `round_to`, and its attention heads (each keeps the same size)."
+    return math.lcm(self.round_to or 1, g.heads)
+
+@patch
+def _keep(self:Pruner, base:int, pct:float, current:int, step:int|None=None) -> int:
+    "Channels to keep when `pct` percent of `base` go (never more than `current`), a multiple of `step` (default `round_to`)."
     keep = base - math.floor(base * pct / 100 + .5)
-    r = self.round_to or 1
+    r = step or self.round_to or 1
     keep = max(r, math.floor(keep / r + .5) * r) if r > 1 else max(1, keep)
     return min(keep, current)
+
+@patch
+def _choose(self:Pruner, g, s:torch.Tensor, n:int) -> list:
+    "The `n` channels of group `g` to remove: the lowest scores; with attention heads, the same number from each head."
+    if g.heads == 1: return _lowest(s, n)
+    d, per = len(s) // g.heads, n // g.heads
+    return [h * d + i for h in range(g.heads) for i in _lowest(s[h * d:(h + 1) * d], per)]
 
 @patch
 def _plan_local(self:Pruner, targets:dict, progress:float=1., from_current:bool=False) -> list:
@@ -244,8 +256,8 @@ def _plan_local(self:Pruner, targets:dict, progress:float=1., from_current:bool=
     for g in self._groups:
         if g not in targets: continue
         cur = g.channels
-        n = cur - self._keep(cur if from_current else g.original, targets[g] * progress, cur)
-        if n > 0: plan.append((g, _lowest(self._scores(g), n)))
+        n = cur - self._keep(cur if from_current else g.original, targets[g] * progress, cur, self._step(g))
+        if n > 0: plan.append((g, self._choose(g, self._scores(g), n)))
     return plan
 
 @patch
@@ -258,7 +270,7 @@ def _plan_global(self:Pruner, pct:float, progress:float=1.) -> list:
     if n <= 0: return []
     scores = [self._scores(g, normalize=True) for g in gs]
     owner = torch.cat([torch.full((len(s),), i) for i, s in enumerate(scores)])
-    caps = [g.channels - max(1, self.round_to or 1) for g in gs]
+    caps = [g.channels - self._step(g) for g in gs]
     take, left = [0] * len(gs), n
     for j in torch.argsort(torch.cat(scores), stable=True).tolist():
         i = int(owner[j])
@@ -267,8 +279,8 @@ def _plan_global(self:Pruner, pct:float, progress:float=1.) -> list:
     plan = []
     for g, s, t in zip(gs, scores, take):
         cur = g.channels
-        k = cur - t if not self.round_to else self._keep(cur, 100 * t / cur, cur)
-        if cur - k > 0: plan.append((g, _lowest(s, cur - k)))
+        k = cur - t if self._step(g) == 1 else self._keep(cur, 100 * t / cur, cur, self._step(g))
+        if cur - k > 0: plan.append((g, self._choose(g, s, cur - k)))
     return plan
 
 # %% ../../nbs/prune/pruner.ipynb #f707151f
