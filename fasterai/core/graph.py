@@ -17,8 +17,8 @@ from .inputs import run_model, input_shape
 from .model import hooks_cleaned, training_flags, hook_count
 
 # %% auto #0
-__all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'dependency_graph', 'Entry', 'Coupling', 'PruningGraph',
-           'Undo', 'filter_scores', 'channel_scores', 'normalize_mean_abs', 'CriteriaImportance']
+__all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'dependency_graph', 'MappingOverflow', 'Entry', 'Coupling',
+           'PruningGraph', 'Undo', 'filter_scores', 'channel_scores', 'normalize_mean_abs', 'CriteriaImportance']
 
 # %% ../../nbs/core/graph.ipynb #206e7570
 TESTED_TORCH_PRUNING = ((1, 5), (1, 7))    # [lowest, first untested): the versions whose internals this module reads
@@ -86,12 +86,37 @@ def _map_each(DG) -> dict:
         except Exception as e: unmapped[module] = f"{kind.lower()} ({type(e).__name__}: {e})"   # reported by every coupling through it
     return unmapped
 
+class MappingOverflow(RuntimeError):
+    "torch-pruning's channel indices grew past every dimension of the model: its mapping does not hold there."
+
+class _Capped:
+    "A torch-pruning index mapping whose output may not outgrow `cap` indices."
+    def __init__(self, f, cap:int): self.f, self.cap = f, cap
+    def __call__(self, idxs):
+        out = self.f(idxs)
+        if len(out) > self.cap:
+            raise MappingOverflow(f"a reshape mapping grew the channel indices to {len(out)}, more than any dimension "
+                                  f"of the model ({self.cap // 4})")
+        return out
+
+def _remap(DG, whole):
+    "torch-pruning's index mapping (op by op if some op cannot be mapped), every mapping then capped."
+    if DG.unmapped: _map_each(DG)
+    else: whole(DG)
+    cap = DG.index_cap
+    for node in DG.module2node.values():
+        for dep in node.dependencies:
+            m = dep.index_mapping
+            for i, f in enumerate(m):
+                if f is not None and not isinstance(f, _Capped): m[i] = _Capped(f, cap)
+
 @contextlib.contextmanager
-def _mapping_op_by_op(DG):
-    "torch-pruning re-maps indices before every group: inside, a graph with unmapped ops maps op by op instead of failing."
-    if not DG.unmapped: yield; return
+def _mapping_guarded(DG):
+    "torch-pruning re-maps indices before every group: inside, `DG` maps op by op where needed and with capped mappings."
+    if not hasattr(DG, 'index_cap'):              # 4x the largest dimension of any parameter: a mapping beyond it has gone wrong
+        DG.index_cap = 4 * max((max(p.shape) for p in DG.model.parameters() if p.dim()), default=1)
     whole = _index_mapping.update_index_mapping
-    _index_mapping.update_index_mapping = lambda graph: (_map_each(graph) if graph is DG else whole(graph))
+    _index_mapping.update_index_mapping = lambda graph: (_remap(graph, whole) if graph is DG else whole(graph))
     try: yield
     finally: _index_mapping.update_index_mapping = whole
 
@@ -159,7 +184,7 @@ class PruningGraph:
 
     def _group(self, root:nn.Module, idxs=None):
         if idxs is None: idxs = list(range(self.out_channels(root)))
-        with _mapping_op_by_op(self.DG):
+        with _mapping_guarded(self.DG):
             return self.DG.get_pruning_group(root, self.DG.get_pruner_of_module(root).prune_out_channels, list(idxs))
 
     def _entry(self, item) -> Entry:
@@ -180,29 +205,42 @@ class PruningGraph:
         return [self._entry(item) for item in self._group(root, idxs)]
 
     def _blocked(self, entries) -> str|None:
+        "Why a group with these entries cannot be pruned (None: it can)."
         for e in entries:
             t = e.target
             if t in self.DG.unmapped:
                 return (f"coupled through a {self.DG.unmapped[t]} that torch-pruning cannot map channels through "
                         f"(e.g. a channel shuffle)")
-            if isinstance(t, nn.Module) and not isinstance(t, nn.Parameter) and not _is_depthwise(t):
+            if isinstance(t, nn.Parameter):               # a parameter outside layers: torch-pruning's own choice of axis
+                dim = next((u.pruning_dim for u in self.DG.unwrapped_parameters if u.parameters is t), None)
+                n = None if dim is None else t.shape[dim]
+            elif isinstance(t, nn.Module):
+                p = self.DG.get_pruner_of_module(t)
+                n = None if p is None else (p.get_out_channels(t) if e.out else p.get_in_channels(t))
+            else: n = None
+            if n is not None and e.idxs and max(e.idxs) >= n:       # e.g. Swin's window reshapes
+                return (f"torch-pruning maps this group's channels inconsistently through the model's ops "
+                        f"(channel {max(e.idxs)} of {e.name or self.names.get(t, type(t).__name__)}, which has {n})")
+            if isinstance(t, nn.Module) and not _is_depthwise(t):
                 p = self.DG.get_pruner_of_module(t)
                 if p is not None and max(p.get_in_channel_groups(t), p.get_out_channel_groups(t)) > 1:
                     return f"grouped layer {self.names.get(t, type(t).__name__)} is not supported"
         return None
 
     def _all_groups(self, types:tuple):
-        "torch-pruning's `get_all_groups`; with unmapped ops, root by root, a root whose group fails becoming a blocked `Coupling`."
-        if not self.DG.unmapped:
-            yield from self.DG.get_all_groups(ignored_layers=[], root_module_types=types); return
+        "torch-pruning's `get_all_groups`, root by root: a root whose group torch-pruning cannot follow becomes a blocked `Coupling`."
         seen = set()
         for m in list(self.DG.module2node):
             if not isinstance(m, types) or m in seen or m in self.DG.IGNORED_LAYERS_IN_TRACING: continue
             p = self.DG.get_pruner_of_module(m)
             if p is None or p.get_out_channels(m) is None: continue
             try: group = self._group(m)
-            except Exception as e:          # torch-pruning cannot follow this group's channels (through an unmapped op)
-                seen.add(m)
+            except MappingOverflow as e:
+                seen.add(m); yield Coupling(m, [m], [self.names[m]], False, f"torch-pruning cannot follow its channels: {e}")
+                continue
+            except Exception as e:
+                if not self.DG.unmapped: raise
+                seen.add(m)                 # torch-pruning cannot follow this group's channels (through an unmapped op)
                 yield Coupling(m, [m], [self.names[m]], False, f"torch-pruning cannot follow its channels through the "
                                f"model's ops ({type(e).__name__}: {e}); the graph has unmapped ops: "
                                f"{sorted(set(self.DG.unmapped.values()))}")
