@@ -125,7 +125,7 @@ LAYERS = (nn.modules.conv._ConvNd, nn.Linear)
 
 def _plain(idxs) -> list:
     "Plain channel indices from torch-pruning's `(idx, root_idx)` pairs (or plain ints)."
-    if not idxs or not isinstance(idxs[0], tuple): return [int(i) for i in idxs]
+    if not idxs or not isinstance(idxs[0], tuple): return list(map(int, idxs))
     return list(map(itemgetter(0), idxs))     # ~4x faster than a getattr per index
 
 @dataclass
