@@ -1,7 +1,7 @@
 """Write .ci/constraints.txt, the exact set CI installs (`pip install -c .ci/constraints.txt -e ".[dev]"`),
 from a venv where fasterai[dev] is installed and tested: run it with that venv's python after a green CI
-(`~/.cache/fasterai-ci/venv/bin/python .ci/lock.py`). It walks settings.ini's `requirements` and
-`dev_requirements` through the installed distributions' metadata, so only what the project resolves is locked:
+(`~/.cache/fasterai-ci/venv/bin/python .ci/lock.py`). It walks settings.ini's `requirements`,
+`fastai_requirements` and `dev_requirements` through the installed distributions' metadata, so only what the project resolves is locked:
 no editable or local lines, nothing installed by hand beside it, no pip/setuptools/wheel.
 `--check` fails if the venv differs from the file (a package missing, or at another version)."""
 import sys
@@ -18,7 +18,7 @@ TOOLS = {'pip', 'setuptools', 'wheel'}      # upgraded separately in .ci/run, as
 def declared() -> list[Requirement]:
     "settings.ini's `requirements` and `dev_requirements`: what this checkout declares (not an older install's metadata)."
     cfg = ConfigParser(delimiters=['=']); cfg.read(root / 'settings.ini', encoding='utf-8')
-    return [Requirement(r) for k in ('requirements', 'dev_requirements') for r in cfg['DEFAULT'].get(k, '').split()]
+    return [Requirement(r) for k in ('requirements', 'fastai_requirements', 'dev_requirements') for r in cfg['DEFAULT'].get(k, '').split()]
 
 def resolved() -> dict[str, str]:
     "The installed distributions the declared requirements need, transitively, as name -> version."
