@@ -1,10 +1,23 @@
 """Write README.md from nbs/index.ipynb (nbdev_readme needs Quarto, which this machine cannot install).
 Markdown cells are copied, code cells become ```python blocks, text outputs ``` blocks; `#| hide` cells
-and directive lines are dropped. `--check` fails if README.md is not what index.ipynb gives."""
-import json, re, sys
+and directive lines are dropped. Links between pages are relative in the notebook (so the site works
+from a local copy) and become absolute links to the published site in README.md (GitHub and PyPI show
+it outside the site). `--check` fails if README.md is not what index.ipynb gives."""
+import configparser, json, re, sys
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
+
+def site_url() -> str:
+    "The published docs site, from settings.ini (`doc_host` + `doc_baseurl`), with a trailing slash."
+    cfg = configparser.ConfigParser(); cfg.read(root / 'settings.ini')
+    d = cfg['DEFAULT']
+    return d['doc_host'].rstrip('/') + '/' + d['doc_baseurl'].strip('/') + '/'
+
+def absolute_links(md: str, site: str) -> str:
+    "`[text](page.ipynb#anchor)` -> `[text](<site>page.html#anchor)`; other links are left alone."
+    return re.sub(r'\]\((?![a-z]+:|/|#)([^)\s]+?)\.(?:ipynb|qmd|md)(#[^)\s]*)?\)',
+                  lambda m: f"]({site}{m.group(1)}.html{m.group(2) or ''})", md)
 
 def render(nb_path: Path) -> str:
     nb = json.loads(nb_path.read_text())
@@ -13,7 +26,7 @@ def render(nb_path: Path) -> str:
         src = ''.join(c['source'])
         if c['cell_type'] == 'markdown':
             # the nbdev title block: '# Title' then '> description'
-            out.append(src.strip())
+            out.append(absolute_links(src.strip(), site_url()))
             continue
         lines = src.split('\n')
         dirs = [l for l in lines if l.startswith('#|')]

@@ -42,12 +42,17 @@ class Granularities:
         return list(cls._granularities)
 
     @classmethod
-    def available_granularities(cls, module_type) -> list:
+    def available_granularities(cls,
+                                module_type            # a layer class or instance, e.g. nn.Conv2d
+                               ) -> list:
         "The granularity names defined for `module_type` (a class or an instance)."
         return list(cls._granularities[cls._type(module_type)])
 
     @classmethod
-    def get_dim(cls, module_type, granularity:str) -> tuple:
+    def get_dim(cls,
+                module_type,           # a layer class or instance, e.g. nn.Conv2d
+                granularity:str        # a name of `available_granularities(module_type)`
+               ) -> tuple:
         "The weight axes grouped by `granularity` for `module_type` (a class or an instance)."
         g = cls._granularities[cls._type(module_type)]
         if granularity not in g:

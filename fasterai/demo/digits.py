@@ -11,17 +11,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['digits_split', 'load_digits_tensors', 'digits_cnn', 'train_digits', 'accuracy', 'digits_eval_fn',
+__all__ = ['load_digits_tensors', 'digits_split', 'digits_cnn', 'train_digits', 'accuracy', 'digits_eval_fn',
            'trained_digits_cnn', 'digits_dls']
 
-# %% ../../nbs/demo/digits.ipynb #a1113db7
-def digits_split(valid_pct:float=0.25, seed:int=42) -> tuple[np.ndarray, np.ndarray]:
-    "Train and validation indices of the 1,797 digits (a fixed, seeded shuffle)."
-    n = 1797
-    idx = np.random.default_rng(seed).permutation(n)
-    n_valid = int(round(n * valid_pct))
-    return np.sort(idx[n_valid:]), np.sort(idx[:n_valid])
-
+# %% ../../nbs/demo/digits.ipynb #b862aecc
 def load_digits_tensors(valid_pct:float=0.25, seed:int=42):
     "`(x_train, y_train, x_valid, y_valid)`: images as float tensors `(N, 1, 8, 8)` in [0, 1], labels as int64."
     from sklearn.datasets import load_digits
@@ -30,6 +23,13 @@ def load_digits_tensors(valid_pct:float=0.25, seed:int=42):
     y = torch.tensor(d.target, dtype=torch.long)
     tr, va = digits_split(valid_pct, seed)
     return x[tr], y[tr], x[va], y[va]
+
+def digits_split(valid_pct:float=0.25, seed:int=42) -> tuple[np.ndarray, np.ndarray]:
+    "Train and validation indices of the 1,797 digits (a fixed, seeded shuffle)."
+    n = 1797
+    idx = np.random.default_rng(seed).permutation(n)
+    n_valid = int(round(n * valid_pct))
+    return np.sort(idx[n_valid:]), np.sort(idx[:n_valid])
 
 # %% ../../nbs/demo/digits.ipynb #0f0562c5
 def digits_cnn(width:int=16, n_classes:int=10) -> nn.Sequential:
@@ -43,7 +43,7 @@ def digits_cnn(width:int=16, n_classes:int=10) -> nn.Sequential:
     layers += [('pool', nn.AdaptiveAvgPool2d(1)), ('flatten', nn.Flatten()), ('fc', nn.Linear(4 * w, n_classes))]
     return nn.Sequential(OrderedDict(layers))
 
-# %% ../../nbs/demo/digits.ipynb #7c7d6aba
+# %% ../../nbs/demo/digits.ipynb #4217c29d
 def train_digits(model:nn.Module, x:torch.Tensor, y:torch.Tensor, epochs:int=20, lr:float=1e-2,
                  bs:int=64, seed:int=0) -> nn.Module:
     "Train `model` in place with Adam and a one-cycle learning rate; returns it in eval mode."

@@ -28,9 +28,12 @@ class SparsifyCallback(Callback):
                  lth:bool=False,                  # lottery ticket: rewind surviving weights when masks change
                  rewind_epoch:int=0,              # epoch whose starting weights are the rewind point
                  reset_end:bool=False,            # rewind surviving weights once, at the end of training
-                 layer_type=None,                 # a layer class or list of them; None = all supported types
-                 n_updates:int=10):               # about how many times per fit the masks are recomputed
+                 layer_type=None,                 # alias of `layers=` with layer classes (older name)
+                 n_updates:int=10,                # about how many times per fit the masks are recomputed
+                 *,
+                 layers=None):                    # which layers: names, modules, types or a filter_fn(module, name); None = all supported
         super().__init__()
+        if layers is not None and layer_type is not None: raise ValueError("give layers= or its alias layer_type=, not both")
         self.sparsity = check_percents('sparsity', sparsity)
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
@@ -42,7 +45,8 @@ class SparsifyCallback(Callback):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < (name == 'n_updates'):
                 raise ValueError(f"{name}={v!r} must be an integer >= {int(name == 'n_updates')}")
         self.granularity, self.context, self.criteria, self.schedule = granularity, context, criteria, schedule
-        self.lth, self.rewind_epoch, self.reset_end, self.layer_type = lth, rewind_epoch, reset_end, layer_type
+        self.lth, self.rewind_epoch, self.reset_end = lth, rewind_epoch, reset_end
+        self.layer_type, self.layers = layer_type, layers
         self.n_updates = n_updates
         self.sparsifier, self.report, self._rewind = None, None, None
         self._bin, self._level, self._final = 0, 0., 1.
@@ -63,7 +67,7 @@ def _start(self:SparsifyCallback):
     if (self.lth or self.reset_end) and self.rewind_epoch >= self.n_epoch:
         raise ValueError(f"rewind_epoch={self.rewind_epoch} must be smaller than the number of epochs ({self.n_epoch})")
     self.sparsifier = Sparsifier(self.learn.model, self.granularity, self.context, self.criteria, self.layer_type,
-                                 on_step=False)
+                                 layers=self.layers, on_step=False)
     self.sparsifier.check_sparsity(self.sparsity)
     self.report, self._bin, self._level, self._final = None, 0, 0., self.schedule(1.)
 
