@@ -16,108 +16,7 @@ from ..core.units import check_percent, check_percents
 from ..core.select import select_modules
 
 # %% auto #0
-__all__ = ['MaskScratch', 'layer_mask', 'Sparsifier', 'model_sparsity', 'format_sparsity']
-
-# %% ../../nbs/sparse/sparsifier.ipynb #e0215402
-def _count(b:torch.Tensor) -> int: return int(torch.count_nonzero(b))   # ~6x faster than b.sum() on CPU
-
-def _kth_smallest(flat:torch.Tensor, k:int) -> torch.Tensor:
-    "Value of the `k`-th smallest entry (1-based) of the 1-d tensor `flat` (torch only, any device)."
-    n = flat.numel()
-    if n < 1 << 16: return flat.kthvalue(k).values
-    sample = flat[::64].contiguous()
-    m, q = sample.numel(), k / n
-    r, d = q * m, 4 * math.sqrt(m * q * (1 - q)) + 2          # expected rank in the sample ± 4 sigma
-    lo = sample.kthvalue(max(1, int(r - d))).values
-    hi = sample.kthvalue(min(m, int(r + d) + 1)).values
-    below = _count(flat < lo)
-    inside = flat[(flat >= lo) & (flat <= hi)]
-    if below < k <= below + inside.numel(): return inside.kthvalue(k - below).values
-    return flat.kthvalue(k).values                              # the sample misled us: exact fallback
-
-def _as_numpy(flat:torch.Tensor):
-    "A NumPy array sharing the memory of the 1-d CPU tensor `flat` (widened to float32 when NumPy lacks its dtype), or None."
-    if flat.device.type != 'cpu' or flat.is_complex() or flat.dtype == torch.bool: return None
-    flat = flat.detach()
-    if flat.is_floating_point() and flat.dtype not in (torch.float16, torch.float32, torch.float64):
-        flat = flat.float()                              # bfloat16, float8: exact in float32, same order
-    try: return flat.numpy()
-    except (TypeError, RuntimeError): return None
-
-_INF_BITS = int(np.array(np.inf, np.float32).view(np.int32))   # larger bits, read as int32: a NaN
-
-class MaskScratch:
-    "Reusable CPU buffers for `layer_mask` (up to `n` groups): no fresh memory, hence no page faults, per call."
-    def __init__(self, n:int): self.n, self._work, self._mask = n, np.empty(n, np.int32), np.empty(n, np.bool_)
-    def mask(self, n:int): return self._mask[:n] if n <= self.n else None
-    def partition(self, a, kth:int):
-        "`np.partition(a, kth)`, in the work buffer when `a` fits."
-        if a.size > self.n or a.dtype != np.int32: return np.partition(a, kth)
-        w = self._work[:a.size]; np.copyto(w, a); w.partition(kth)
-        return w
-
-def _lowest(scores:torch.Tensor, k:int, complement:bool=False, scratch:MaskScratch|None=None) -> torch.Tensor:
-    "Bool tensor shaped like `scores`, True on its `k` lowest entries (ties: lower flat index first); or on all the others."
-    flat = scores.reshape(-1)
-    n = flat.numel()
-    if k <= 0 or k >= n: return torch.full(scores.shape, (k > 0) != complement, dtype=torch.bool, device=scores.device)
-    a = _as_numpy(flat)
-    if a is not None:                                # CPU: NumPy's quickselect and comparisons
-        out, t = None if scratch is None else scratch.mask(n), None
-        if a.dtype == np.float32 and n >= 1 << 16:   # non-negative floats order like their bits read as int32: 2x faster
-            part = np.partition(a.view(np.int32), k - 1) if scratch is None else scratch.partition(a.view(np.int32), k - 1)
-            if part[:k].min() >= 0 and part[k - 1] <= _INF_BITS: a, t = a.view(np.int32), part[k - 1]   # no sign bit; k-th not NaN
-        if t is None: t = np.partition(a, k - 1)[k - 1]
-        if t != t:                                   # the k-th is NaN: all numbers, then the first NaNs
-            sel = ~np.isnan(a)
-            short = k - int(np.count_nonzero(sel))
-            sel[np.flatnonzero(np.isnan(a))[:short]] = True
-        else:
-            direct = complement and a.dtype == np.int32 and t >= 0  # bits: a NaN is above every number, `a > t` keeps it
-            sel = np.greater(a, t, out=out) if direct else np.less_equal(a, t, out=out)
-            diff = (n - k if direct else k) - int(np.count_nonzero(sel))
-            if diff:                                 # ties with the k-th: the lower flat indices count as lower
-                ties = np.flatnonzero(a == t)
-                sel[ties[len(ties) - abs(diff):]] = direct
-            if direct: return torch.from_numpy(sel).view(scores.shape)
-        if complement: np.logical_not(sel, out=sel)
-        return torch.from_numpy(sel).view(scores.shape)
-    t = _kth_smallest(flat, k)
-    sel = flat <= t if t == t else ~flat.isnan()
-    extra = _count(sel) - k
-    if extra:
-        ties = ((flat == t) if t == t else flat.isnan()).nonzero().flatten()
-        if extra > 0: sel[ties[-extra:]] = False
-        else: sel[ties[:-extra]] = True
-    if complement: sel.logical_not_()
-    return sel.view(scores.shape)
-
-# %% ../../nbs/sparse/sparsifier.ipynb #54def106
-def _check_round_to(round_to):
-    if round_to is not None and (isinstance(round_to, bool) or not isinstance(round_to, int) or round_to < 1):
-        raise ValueError(f"round_to={round_to!r} must be None or a positive integer")
-
-def _n_zeroed(n:int, sparsity:float, round_to:int|None=None) -> int:
-    "Number of groups to zero out of `n` for `sparsity` percent, the kept ones rounded to a multiple of `round_to`."
-    k = min(n, int(math.floor(sparsity * n / 100 + .5)))
-    if not round_to or k == n: return k
-    keep = max(round_to, round_to * int(math.floor((n - k) / round_to + .5)))
-    return n - min(n, keep)
-
-# %% ../../nbs/sparse/sparsifier.ipynb #27e979c0
-def layer_mask(weight:torch.Tensor,    # the weight to sparsify
-               scores:torch.Tensor,    # one score per group, broadcastable to `weight` (keepdim), higher = keep
-               sparsity:float,         # percent of the groups to zero, 0-100
-               round_to:int|None=None, # round the number of kept groups to a multiple of this
-               scratch:MaskScratch|None=None, # reusable CPU buffers; the mask returned then lives in them until the next call
-              ) -> torch.Tensor:
-    "Bool mask shaped like `weight` (True = keep) that zeroes exactly the lowest-scoring `sparsity`% of the groups."
-    sparsity = check_percent('sparsity', sparsity)
-    _check_round_to(round_to)
-    if scores.dim() != weight.dim() or torch.broadcast_shapes(scores.shape, weight.shape) != weight.shape:
-        raise ValueError(f"scores of shape {tuple(scores.shape)} are not one score per group of a weight of shape "
-                         f"{tuple(weight.shape)} (reduce with keepdim=True)")
-    return _lowest(scores, _n_zeroed(scores.numel(), sparsity, round_to), complement=True, scratch=scratch).expand_as(weight)
+__all__ = ['Sparsifier', 'model_sparsity', 'format_sparsity', 'MaskScratch', 'layer_mask']
 
 # %% ../../nbs/sparse/sparsifier.ipynb #0294f690
 def _selected(model:nn.Module, layers=None, layer_type=None) -> dict:
@@ -367,3 +266,104 @@ def remove(self:Sparsifier):
     self._hook, self._finalizer = None, None
     self.masks.clear(); self._ref.clear()
     self._removed = True
+
+# %% ../../nbs/sparse/sparsifier.ipynb #e0215402
+def _count(b:torch.Tensor) -> int: return int(torch.count_nonzero(b))   # ~6x faster than b.sum() on CPU
+
+def _kth_smallest(flat:torch.Tensor, k:int) -> torch.Tensor:
+    "Value of the `k`-th smallest entry (1-based) of the 1-d tensor `flat` (torch only, any device)."
+    n = flat.numel()
+    if n < 1 << 16: return flat.kthvalue(k).values
+    sample = flat[::64].contiguous()
+    m, q = sample.numel(), k / n
+    r, d = q * m, 4 * math.sqrt(m * q * (1 - q)) + 2          # expected rank in the sample ± 4 sigma
+    lo = sample.kthvalue(max(1, int(r - d))).values
+    hi = sample.kthvalue(min(m, int(r + d) + 1)).values
+    below = _count(flat < lo)
+    inside = flat[(flat >= lo) & (flat <= hi)]
+    if below < k <= below + inside.numel(): return inside.kthvalue(k - below).values
+    return flat.kthvalue(k).values                              # the sample misled us: exact fallback
+
+def _as_numpy(flat:torch.Tensor):
+    "A NumPy array sharing the memory of the 1-d CPU tensor `flat` (widened to float32 when NumPy lacks its dtype), or None."
+    if flat.device.type != 'cpu' or flat.is_complex() or flat.dtype == torch.bool: return None
+    flat = flat.detach()
+    if flat.is_floating_point() and flat.dtype not in (torch.float16, torch.float32, torch.float64):
+        flat = flat.float()                              # bfloat16, float8: exact in float32, same order
+    try: return flat.numpy()
+    except (TypeError, RuntimeError): return None
+
+_INF_BITS = int(np.array(np.inf, np.float32).view(np.int32))   # larger bits, read as int32: a NaN
+
+class MaskScratch:
+    "Reusable CPU buffers for `layer_mask` (up to `n` groups): no fresh memory, hence no page faults, per call."
+    def __init__(self, n:int): self.n, self._work, self._mask = n, np.empty(n, np.int32), np.empty(n, np.bool_)
+    def mask(self, n:int): return self._mask[:n] if n <= self.n else None
+    def partition(self, a, kth:int):
+        "`np.partition(a, kth)`, in the work buffer when `a` fits."
+        if a.size > self.n or a.dtype != np.int32: return np.partition(a, kth)
+        w = self._work[:a.size]; np.copyto(w, a); w.partition(kth)
+        return w
+
+def _lowest(scores:torch.Tensor, k:int, complement:bool=False, scratch:MaskScratch|None=None) -> torch.Tensor:
+    "Bool tensor shaped like `scores`, True on its `k` lowest entries (ties: lower flat index first); or on all the others."
+    flat = scores.reshape(-1)
+    n = flat.numel()
+    if k <= 0 or k >= n: return torch.full(scores.shape, (k > 0) != complement, dtype=torch.bool, device=scores.device)
+    a = _as_numpy(flat)
+    if a is not None:                                # CPU: NumPy's quickselect and comparisons
+        out, t = None if scratch is None else scratch.mask(n), None
+        if a.dtype == np.float32 and n >= 1 << 16:   # non-negative floats order like their bits read as int32: 2x faster
+            part = np.partition(a.view(np.int32), k - 1) if scratch is None else scratch.partition(a.view(np.int32), k - 1)
+            if part[:k].min() >= 0 and part[k - 1] <= _INF_BITS: a, t = a.view(np.int32), part[k - 1]   # no sign bit; k-th not NaN
+        if t is None: t = np.partition(a, k - 1)[k - 1]
+        if t != t:                                   # the k-th is NaN: all numbers, then the first NaNs
+            sel = ~np.isnan(a)
+            short = k - int(np.count_nonzero(sel))
+            sel[np.flatnonzero(np.isnan(a))[:short]] = True
+        else:
+            direct = complement and a.dtype == np.int32 and t >= 0  # bits: a NaN is above every number, `a > t` keeps it
+            sel = np.greater(a, t, out=out) if direct else np.less_equal(a, t, out=out)
+            diff = (n - k if direct else k) - int(np.count_nonzero(sel))
+            if diff:                                 # ties with the k-th: the lower flat indices count as lower
+                ties = np.flatnonzero(a == t)
+                sel[ties[len(ties) - abs(diff):]] = direct
+            if direct: return torch.from_numpy(sel).view(scores.shape)
+        if complement: np.logical_not(sel, out=sel)
+        return torch.from_numpy(sel).view(scores.shape)
+    t = _kth_smallest(flat, k)
+    sel = flat <= t if t == t else ~flat.isnan()
+    extra = _count(sel) - k
+    if extra:
+        ties = ((flat == t) if t == t else flat.isnan()).nonzero().flatten()
+        if extra > 0: sel[ties[-extra:]] = False
+        else: sel[ties[:-extra]] = True
+    if complement: sel.logical_not_()
+    return sel.view(scores.shape)
+
+# %% ../../nbs/sparse/sparsifier.ipynb #54def106
+def _check_round_to(round_to):
+    if round_to is not None and (isinstance(round_to, bool) or not isinstance(round_to, int) or round_to < 1):
+        raise ValueError(f"round_to={round_to!r} must be None or a positive integer")
+
+def _n_zeroed(n:int, sparsity:float, round_to:int|None=None) -> int:
+    "Number of groups to zero out of `n` for `sparsity` percent, the kept ones rounded to a multiple of `round_to`."
+    k = min(n, int(math.floor(sparsity * n / 100 + .5)))
+    if not round_to or k == n: return k
+    keep = max(round_to, round_to * int(math.floor((n - k) / round_to + .5)))
+    return n - min(n, keep)
+
+# %% ../../nbs/sparse/sparsifier.ipynb #27e979c0
+def layer_mask(weight:torch.Tensor,    # the weight to sparsify
+               scores:torch.Tensor,    # one score per group, broadcastable to `weight` (keepdim), higher = keep
+               sparsity:float,         # percent of the groups to zero, 0-100
+               round_to:int|None=None, # round the number of kept groups to a multiple of this
+               scratch:MaskScratch|None=None, # reusable CPU buffers; the mask returned then lives in them until the next call
+              ) -> torch.Tensor:
+    "Bool mask shaped like `weight` (True = keep) that zeroes exactly the lowest-scoring `sparsity`% of the groups."
+    sparsity = check_percent('sparsity', sparsity)
+    _check_round_to(round_to)
+    if scores.dim() != weight.dim() or torch.broadcast_shapes(scores.shape, weight.shape) != weight.shape:
+        raise ValueError(f"scores of shape {tuple(scores.shape)} are not one score per group of a weight of shape "
+                         f"{tuple(weight.shape)} (reduce with keepdim=True)")
+    return _lowest(scores, _n_zeroed(scores.numel(), sparsity, round_to), complement=True, scratch=scratch).expand_as(weight)
