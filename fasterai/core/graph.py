@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
 from operator import itemgetter
-import contextlib, math, traceback
+import contextlib, math, traceback, warnings
 import torch_pruning as tp
 from torch_pruning.dependency import index_mapping as _index_mapping
 from .criteria import Criteria, large_final
@@ -59,7 +59,7 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
         try: return run_model(model, inputs)
         except Exception as e: failed.append(e); raise
     DG = tp.DependencyGraph()
-    with hooks_cleaned(model), training_flags(model), torch.enable_grad():
+    with hooks_cleaned(model), training_flags(model), torch.enable_grad(), _depth_note_silenced():
         try: DG.build_dependency(model, example_inputs, forward_fn=forward, verbose=False)
         except Exception as e:
             if failed and e is failed[0]:
@@ -70,6 +70,13 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
             return DG
     DG.unmapped = {}
     return DG
+
+@contextlib.contextmanager
+def _depth_note_silenced():
+    "torch-pruning's 'Maximum recursive depth reached!' (it gives up inferring an op's channels): what that breaks shows as a blocked group, with its reason."
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message=r'Maximum recursive depth reached', category=UserWarning)
+        yield
 
 def _in_index_mapping(e:BaseException) -> bool:
     "Did `e` come from torch-pruning's last step, mapping channel indices through ops (reshape, concat, ...)?"
@@ -117,7 +124,8 @@ def _mapping_guarded(DG):
         DG.index_cap = 4 * max((max(p.shape) for p in DG.model.parameters() if p.dim()), default=1)
     whole = _index_mapping.update_index_mapping
     _index_mapping.update_index_mapping = lambda graph: (_remap(graph, whole) if graph is DG else whole(graph))
-    try: yield
+    try:
+        with _depth_note_silenced(): yield
     finally: _index_mapping.update_index_mapping = whole
 
 # %% ../../nbs/core/graph.ipynb #fa873297
