@@ -13,12 +13,13 @@ from fastcore.script import call_parse, anno_parser, Param
 from .compressions import get_compression, compressions, as_compression
 from .sensitivity import SensitivityAnalyzer, SweepResult
 from ..core.select import select_modules
+from ..plan.plan import plan_compression, check_budget, KEYS
 
 # %% auto #0
-__all__ = ['max_target_pct', 'default_input_shape', 'pickle_warning', 'check_choice', 'parse_levels', 'parse_options',
-           'parse_shape', 'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'file_kind',
-           'load_weights', 'load_model_file', 'output_change_fn', 'bar_level', 'report_files', 'write_report',
-           'sensitivity_report', 'normalize_options', 'main']
+__all__ = ['max_target_pct', 'default_input_shape', 'pickle_warning', 'budget_kinds', 'check_choice', 'parse_levels',
+           'parse_options', 'parse_shape', 'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model',
+           'file_kind', 'load_weights', 'load_model_file', 'output_change_fn', 'bar_level', 'report_files',
+           'write_report', 'parse_budget', 'plan_files', 'sensitivity_report', 'normalize_options', 'main']
 
 # %% ../../nbs/analyze/cli.ipynb #2a55c339
 max_target_pct = 99                                  # `SweepResult.to_layer_targets`' default max_pct
@@ -255,9 +256,33 @@ def write_report(sweep:SweepResult,       # the sweep to report
     files['summary.txt'].write_text(summary)
     return files
 
+# %% ../../nbs/analyze/cli.ipynb #37190aca
+budget_kinds = {'macs': ('pruning',), 'params': ('sparsity', 'pruning'), 'bytes': ('sparsity', 'quantization')}
+
+def parse_budget(text:str) -> dict:
+    "`'macs=50,bytes=10'` -> `{'macs': 50.0, 'bytes': 10.0}`: what the compressed model may keep, percent of dense."
+    out = {}
+    for part in [p.strip() for p in str(text).split(',') if p.strip()]:
+        key, eq, val = part.partition('=')
+        key = key.strip()
+        if not eq: raise ValueError(f"--budget: {part!r} must be key=percent, e.g. macs=50; keys: {list(KEYS)}")
+        if key in out: raise ValueError(f"--budget: {key!r} is given twice")
+        out[key] = _number('--budget', part, val.strip())
+    if not out: raise ValueError(f"--budget={text!r} is empty: give key=percent, e.g. macs=50; keys: {list(KEYS)}")
+    try: return check_budget(out)
+    except ValueError as e: raise ValueError(f"--budget={text!r}: {e}") from None
+
+def plan_files(kinds) -> list[str]:
+    "The names of the files a `--budget` run writes."
+    return [f"sweep_{k}.json" for k in kinds] + ['plan.json', 'pareto.png'] + [f"targets_{k}.json" for k in kinds] + ['summary.txt']
+
 # %% ../../nbs/analyze/cli.ipynb #d3ec5d42
-def _check_args(model, compression, levels, target, input_shape, weights, out, option, device, layer_types=None):
+def _check_args(model, compression, levels, target, input_shape, weights, out, option, device, layer_types=None, budget=None):
     "Validate everything before any work: returns the parsed values."
+    if budget is not None:
+        for arg, v in (('--levels', levels), ('--target', target)):
+            if v is not None: raise ValueError(f"{arg} does not go with --budget: the plan sweeps each kind it needs at its default levels")
+        budget = parse_budget(budget)
     comp = as_compression(_kind(compression), parse_options(option, compression))
     lv = parse_levels(levels, compression)
     kind, what = resolve_model(model)
@@ -280,7 +305,7 @@ def _check_args(model, compression, levels, target, input_shape, weights, out, o
     try: dev = torch.device(device)
     except RuntimeError: raise ValueError(f"--device={device!r} is not a torch device (e.g. cpu, cuda, cuda:1)") from None
     if dev.type == 'cuda' and not torch.cuda.is_available(): raise ValueError(f"--device={device!r}: CUDA is not available here")
-    return kind, what, comp, lv, target, shape, dev, parse_layer_types(layer_types)
+    return kind, what, comp, lv, target, shape, dev, parse_layer_types(layer_types), budget
 
 # %% ../../nbs/analyze/cli.ipynb #8f375bf1
 def _say(quiet, *lines):
@@ -321,6 +346,34 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
             f"with your own eval_fn")
     return model, x, eval_fn, origin, desc, False, 'output change (proxy)'
 
+def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0) -> dict:
+    "`--budget`: sweep the kinds the budget needs, plan, verify on a copy, write and print the report."
+    kinds = [k for k in compressions if any(k in budget_kinds[b] for b in budget)]
+    head = head + [f"Budget: {', '.join(f'{k} <= {v:g}%' for k, v in budget.items())} of the dense model; sweeping "
+                   + ', '.join(f"{k} at {', '.join(get_compression(k).format_level(l) for l in get_compression(k).default_levels)}"
+                               for k in kinds)]
+    _say(quiet, *head)
+    sweeps = [an.sweep(k, layers=chosen, verbose=not quiet and sys.stdout.isatty()) for k in kinds]
+    plan = plan_compression(sweeps, budget, net, sample)
+    key = next(iter(budget))
+    front = plan.pareto(key, points=12)
+    check = plan.verify(net, eval_fn)
+    with contextlib.redirect_stdout(io.StringIO()) as buf: plan.summary()
+    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    files = {n: out/n for n in plan_files(kinds)}
+    for k, sw in zip(kinds, sweeps): sw.to_json(files[f"sweep_{k}.json"])
+    plan.to_json(files['plan.json'])
+    _save(lambda ax: plan.plot_pareto(front, ax=ax), files['pareto.png'], (6, 4))
+    for k in kinds: files[f"targets_{k}.json"].write_text(json.dumps(plan.targets(k), indent=1))
+    lines = head + ['', buf.getvalue().rstrip(), '',
+                    f"Verified on a compressed copy: {an.metric_name} {check.measured:.4f} measured, {check.predicted:.4f} predicted "
+                    f"(gap {check.gap:+.4f}; baseline {check.baseline:.4f})",
+                    check.figures.to_string(index=False, float_format=lambda v: f"{v:.3f}"), '',
+                    f"Report in {out}/: {', '.join(plan_files(kinds))}"]
+    files['summary.txt'].write_text('\n'.join(lines) + '\n')
+    _say(quiet, *lines[len(head):], f"Done in {time.perf_counter() - t0:.1f} s")
+    return {'sweeps': sweeps, 'plan': plan, 'verification': check, 'files': files, 'model': net}
+
 # %% ../../nbs/analyze/cli.ipynb #f0fdb7ba
 @call_parse
 def sensitivity_report(
@@ -338,19 +391,21 @@ def sensitivity_report(
     device:str='cpu',                # cpu, cuda, cuda:1, ...
     trust_pickle:bool=False,         # allow loading a whole pickled model; this RUNS CODE stored in the file
     seed:int=0,                      # seed of the demo training and of the random batch
+    budget:str=None,                 # plan instead of one sweep: what the model may keep, e.g. macs=50 or bytes=10,params=40 (percent of dense)
     quiet:bool=False):               # print nothing (the report is still written); the progress bar shows only in a terminal
     "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
     t0 = time.perf_counter()
-    kind, what, comp, lv, target, shape, dev, types = _check_args(model, compression, levels, target, input_shape, weights,
-                                                                  out, option, device, layer_types)
+    kind, what, comp, lv, target, shape, dev, types, budget = _check_args(model, compression, levels, target, input_shape, weights,
+                                                                          out, option, device, layer_types, budget)
     if kind == 'digits' and weights is None: _say(quiet, "Training the digits CNN (real data, a few seconds)...")
     net, sample, eval_fn, origin, desc, hib, metric_name = _build(kind, what, weights, trust_pickle, shape, seed, dev)
     chosen = pick_layers(net, layers, types)
     head = [f"Model: {origin}", f"Metric: {desc}",
             f"Sweep: {comp.name} at {', '.join(comp.format_level(l) for l in lv)}" + ''.join(f", {k} {v}" for k, v in comp.options.items())
             + (f"; layers: {', '.join(chosen)}" if chosen is not None else '')]
-    _say(quiet, *head)
     an = SensitivityAnalyzer(net, sample, eval_fn, higher_is_better=hib, metric_name=metric_name)
+    if budget is not None: return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0)
+    _say(quiet, *head)
     sw = an.sweep(comp, lv, layers=chosen, verbose=not quiet and sys.stdout.isatty())   # the bar only in a terminal, not in a log
     bar = bar_level(sw.levels, target)
     targets = None if target is None else sw.to_layer_targets(net, target)

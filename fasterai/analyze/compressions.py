@@ -13,7 +13,7 @@ import torch.nn as nn
 from ..core.granularity import Granularities
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits
-from ..core.model import ModelGuard
+from ..core.model import ModelGuard, silenced
 from ..sparse.sparsifier import layer_mask, MaskScratch
 from ..core.inputs import run_model, input_shape, to_device
 from ..quantize.quantizer import fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges, _quantize_output
@@ -239,12 +239,9 @@ def describe_kinds() -> list[dict]:
             for c in compressions.values()]
 
 # %% ../../nbs/analyze/compressions.ipynb #6d1e0c11
-@contextlib.contextmanager
 def _level_warned():
     "Silence `check_percent`'s 'read as ...% (percent, not a fraction)' warning only: it was shown when the levels were checked."
-    with warnings.catch_warnings():
-        warnings.filterwarnings('ignore', message=r".* is read as .*% \(percent, not a fraction\)", category=UserWarning)
-        yield
+    return silenced(r".* is read as .*% \(percent, not a fraction\)", UserWarning)
 
 def _check_grads(setup:AnalysisSetup):
     "A criteria that needs gradients finds `weight.grad` on every layer, or a clear error before any work."

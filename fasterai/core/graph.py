@@ -14,7 +14,7 @@ from torch_pruning.dependency import index_mapping as _index_mapping
 from .criteria import Criteria, large_final
 from .granularity import Granularities
 from .inputs import run_model, input_shape
-from .model import hooks_cleaned, training_flags, hook_count
+from .model import hooks_cleaned, training_flags, hook_count, silenced
 
 # %% auto #0
 __all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'dependency_graph', 'MappingOverflow', 'Entry', 'Coupling',
@@ -71,12 +71,9 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
     DG.unmapped = {}
     return DG
 
-@contextlib.contextmanager
 def _depth_note_silenced():
     "torch-pruning's 'Maximum recursive depth reached!' (it gives up inferring an op's channels): what that breaks shows as a blocked group, with its reason."
-    with warnings.catch_warnings():
-        warnings.filterwarnings('ignore', message=r'Maximum recursive depth reached', category=UserWarning)
-        yield
+    return silenced(r'Maximum recursive depth reached', UserWarning)
 
 def _in_index_mapping(e:BaseException) -> bool:
     "Did `e` come from torch-pruning's last step, mapping channel indices through ops (reshape, concat, ...)?"

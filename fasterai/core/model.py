@@ -10,8 +10,8 @@ import torch
 import torch.nn as nn
 
 # %% auto #0
-__all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cleaned', 'model_devices', 'model_device',
-           'single_device', 'tensor_checksum', 'same_bits', 'model_checksums', 'ModelGuard']
+__all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cleaned', 'silenced', 'model_devices',
+           'model_device', 'single_device', 'tensor_checksum', 'same_bits', 'model_checksums', 'ModelGuard']
 
 # %% ../../nbs/core/model.ipynb #dcb0a2c1
 @contextlib.contextmanager
@@ -46,6 +46,15 @@ def hooks_cleaned(model:nn.Module):
     finally:
         for d, keys in saved:
             for k in [k for k in d if k not in keys]: del d[k]
+
+# %% ../../nbs/core/model.ipynb #9fcbe672
+@contextlib.contextmanager
+def silenced(message:str,                  # regular expression matched against the start of the warning's message
+             category:type=UserWarning):   # its class (subclasses match too)
+    "Inside the block, warnings of `category` whose message matches `message` are not shown; all others are."
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message=message, category=category)
+        yield
 
 # %% ../../nbs/core/model.ipynb #068dc563
 def model_devices(model:nn.Module) -> set:
