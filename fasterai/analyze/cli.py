@@ -353,7 +353,8 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
                    + ', '.join(f"{k} at {', '.join(get_compression(k).format_level(l) for l in get_compression(k).default_levels)}"
                                for k in kinds)]
     _say(quiet, *head)
-    sweeps = [an.sweep(k, layers=chosen, verbose=not quiet and sys.stdout.isatty()) for k in kinds]
+    sweeps = [an.sweep(k, list(get_compression(k).default_levels), layers=chosen, verbose=not quiet and sys.stdout.isatty())
+              for k in kinds]
     plan = plan_compression(sweeps, budget, net, sample)
     key = next(iter(budget))
     front = plan.pareto(key, points=12)

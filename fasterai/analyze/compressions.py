@@ -115,6 +115,7 @@ def register_compression(cls):
     if not isinstance(cls.name, str) or not cls.name: raise ValueError(f"{cls.__name__}.name must be a non-empty str: its registry key")
     if not isinstance(cls.unit, LevelUnit): raise TypeError(f"{cls.__name__}.unit must be a LevelUnit (PERCENT or BITS), got {cls.unit!r}")
     for l in cls.default_levels: cls.check_level(l, f"{cls.__name__}.default_levels")
+    for l in cls.sweep_levels or (): cls.check_level(l, f"{cls.__name__}.sweep_levels")
     compressions[cls.name] = cls
     return cls
 
@@ -133,7 +134,8 @@ class Compression:
     name:str = ''                      # registry key, e.g. 'sparsity'
     unit:LevelUnit = PERCENT           # what a level counts: `PERCENT` (0–100) or `BITS` (2–16)
     options:tuple = ()                 # its `Option`s: keywords of `analyze`/`sweep`
-    default_levels:tuple = ()          # the levels of `sweep` when none are given
+    default_levels:tuple = ()          # the levels of a full sweep: the command line's default, the planner's range
+    sweep_levels:tuple|None = None     # the levels of `sweep()` given none (None: `default_levels`)
     default_target:float|None = None   # command line: overall percent of targets.json (None: it writes none)
     targets_hint:str|None = None       # command line: how to apply targets.json, '{path}' standing for its path
     structured:bool = False            # units are coupled groups (`Unit.group`): members share one measurement and one target
@@ -290,6 +292,7 @@ class SparsityCompression(_WeightEdit):
     options = (Option('granularity', 'weight', "which weights are zeroed together: 'weight', 'kernel', 'filter', ... "
                                                "(fasterai.core.granularity)"),)
     default_levels, default_target = (50, 70, 80, 90, 95, 99), 80
+    sweep_levels = (25, 50, 75)              # `sweep()` given no levels, as in fasterai 0.3
     targets_hint = "Sparsifier(model).sparsify_model(json.load(open('{path}')))"
 
     def validate(self):
@@ -319,7 +322,10 @@ class SparsityCompression(_WeightEdit):
         with _level_warned(): keep = layer_mask(m.weight, scores, level, scratch=self._scratch)
         self._edited = (m, name)
         _masked(self._original(name), keep, m.weight.detach())
-        return {'touched': [name]}
+        out = {'touched': [name]}
+        if self.options['granularity'] in ('filter', 'channel'):     # whole output (filter) / input (channel) channels zeroed
+            with _level_warned(): out['channels_removed'] = int((~layer_mask(scores, scores, level)).sum())
+        return out
 
     def removed(self, unit:Unit, level) -> dict:
         "Weights that become zero, and their bytes at fp32 stored sparse (4 each)."

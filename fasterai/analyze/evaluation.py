@@ -4,11 +4,12 @@
 
 # %% ../../nbs/analyze/evaluation.ipynb #55fa05b1
 from __future__ import annotations
-import hashlib, math, numbers, operator, time, warnings, zlib
+import hashlib, math, numbers, operator, re, time, warnings, zlib
 from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 from torch.utils.data import DataLoader, IterableDataset, SequentialSampler, RandomSampler
 import torch.fx as fx
 from torch.fx.node import map_arg
@@ -21,9 +22,11 @@ from torch.utils._pytree import tree_map
 _all_ = ['model_device', 'eval_mode']
 
 # %% auto #0
-__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches',
-           'split_batch', 'cat_batches', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest',
-           'DataEvaluator', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
+__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'as_metrics', 'check_direction', 'metric_direction', 'resolve_directions',
+           'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches', 'split_batch', 'cat_batches',
+           'n_items', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest', 'DataEvaluator',
+           'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict', 'trace_model',
+           'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
 
 # %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
 def as_metric(value,
@@ -35,36 +38,164 @@ def as_metric(value,
     if isinstance(v, torch.Tensor) and v.numel() == 1: v = v.item()
     elif isinstance(v, np.generic): v = v.item()
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{source} must return a number (e.g. an accuracy or a loss); it returned "
+        raise TypeError(f"{source} must return a number (e.g. an accuracy or a loss), or a dict of them; it returned "
                         f"{type(value).__name__}: {value!r}")
     v = float(v)
     if baseline and not math.isfinite(v):
         raise ValueError(f"{source} returned {type(value).__name__}: {value!r} on the untouched model; a finite number is expected")
     return v
 
+def _per_sample(v, n:int|None) -> np.ndarray|None:
+    "The values of a 1-D tensor or array with one entry per sample (float64, on the CPU), else None."
+    if n is None or n < 2: return None
+    if isinstance(v, torch.Tensor) and v.dim() == 1 and v.shape[0] == n: return v.detach().cpu().numpy().astype(np.float64)
+    if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == n: return v.astype(np.float64)
+    return None
+
+def _one_metric(v, n, baseline, source):
+    "`(value, per-sample values or None)` of one metric."
+    s = _per_sample(v, n)
+    if s is not None:
+        m = float(s.mean())
+        if baseline and not math.isfinite(m):
+            raise ValueError(f"{source} gave per-sample values whose mean is {m} on the untouched model; finite values are expected")
+        return m, s
+    size = v.numel() if isinstance(v, torch.Tensor) else v.size if isinstance(v, np.ndarray) else 1
+    if size != 1:
+        want = f"one number, or one value per sample (shape ({n},))," if n and n > 1 else "one number (or a dict of them)"
+        raise TypeError(f"{source} returned a {type(v).__name__} of shape {tuple(v.shape)}: {want} is expected")
+    return as_metric(v, baseline, source), None
+
+def as_metrics(value,
+               n_samples:int|None=None,   # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
+               baseline:bool=False,       # the untouched model's value: must be finite
+               source:str='eval_fn'       # who returned it, for the error message
+              ) -> tuple:
+    "`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or a dict of arrays)."
+    if isinstance(value, dict):
+        if not value: raise ValueError(f"{source} returned an empty dict: give at least one metric name -> number")
+        bad = [k for k in value if not isinstance(k, str) or not k]
+        if bad: raise TypeError(f"{source} returned a dict whose keys {bad} are not metric names (non-empty strings)")
+        out, samples = {}, {}
+        for k, v in value.items():
+            out[k], s = _one_metric(v, n_samples, baseline, f"{source}[{k!r}]")
+            if s is not None: samples[k] = s
+        return out, (samples or None)
+    return _one_metric(value, n_samples, baseline, source)
+
+# %% ../../nbs/analyze/evaluation.ipynb #5fca3f77
+def check_direction(higher_is_better) -> bool|dict|None:
+    "`higher_is_better` as given — None, a bool, or a dict metric name -> bool — or a TypeError naming what is wrong."
+    hib = higher_is_better
+    if hib is None or isinstance(hib, bool): return hib
+    if isinstance(hib, dict) and hib:
+        bad = {k: v for k, v in hib.items() if not isinstance(k, str) or not isinstance(v, bool)}
+        if not bad: return dict(hib)
+        raise TypeError(f"higher_is_better={hib!r}: every entry must be a metric name -> True or False; not {bad}")
+    raise TypeError(f"higher_is_better={hib!r} must be True or False (or, for several metrics, a dict name -> True/False); "
+                    f"{type(hib).__name__} values are not read as booleans")
+
+_LOWER = {'loss', 'error', 'err', 'nll', 'ce', 'entropy', 'mse', 'mae', 'rmse', 'perplexity', 'ppl', 'wer', 'cer', 'distance'}
+_HIGHER = {'accuracy', 'acc', 'top1', 'top5', 'f1', 'precision', 'recall', 'auc', 'map', 'bleu', 'iou', 'dice', 'r2'}
+
+def metric_direction(name:str) -> bool|None:
+    "True (higher is better) or False for a metric whose name says so ('top5', 'val_loss', 'error_rate'), else None."
+    words = [w for w in re.split(r'[^a-z0-9]+', name.lower()) if w]
+    lower = any(w in _LOWER for w in words)
+    higher = any(w in _HIGHER or re.fullmatch(r'top\d+', w) for w in words)
+    return None if lower == higher else higher
+
+def resolve_directions(names:list,              # the metric names, as returned
+                       higher_is_better=None,   # None, a bool for all, or a dict name -> bool
+                       note:bool=True           # warn once about the directions inferred from the names
+                      ) -> dict:
+    "Name -> higher is better, for every metric: given, or inferred from a known name (with a note); anything else raises."
+    hib = check_direction(higher_is_better)
+    if isinstance(hib, bool):
+        clash = [n for n in names if metric_direction(n) not in (None, hib)]
+        if clash: raise ValueError(f"higher_is_better={hib} for every metric, but {clash} {'is' if len(clash) == 1 else 'are'} "
+                                   f"{'higher' if not hib else 'lower'}-is-better by name: pass a dict, e.g. "
+                                   f"{ {n: metric_direction(n) if metric_direction(n) is not None else hib for n in names} }")
+        return {n: hib for n in names}
+    given = hib or {}
+    extra = [k for k in given if k not in names]
+    if extra: raise ValueError(f"higher_is_better names {extra}, which the metric does not return; its metrics: {list(names)}")
+    out, inferred, unknown = {}, {}, []
+    for n in names:
+        if n in given: out[n] = given[n]
+        elif metric_direction(n) is not None: out[n] = inferred[n] = metric_direction(n)
+        else: unknown.append(n)
+    if unknown: raise ValueError(f"higher_is_better is needed for {unknown}: their names do not say whether higher is better; "
+                                 f"pass higher_is_better={ {n: out.get(n, True) for n in names} } (with the right values)")
+    if inferred and note:
+        warnings.warn("higher_is_better inferred from the metric names: " + ', '.join(
+            f"{n} {'higher' if v else 'lower'} is better" for n, v in inferred.items())
+            + f"; pass higher_is_better={out} to set it", UserWarning, stacklevel=4)
+    return out
+
 # %% ../../nbs/analyze/evaluation.ipynb #d44e6a44
 class Evaluator:
     "How an analysis gets its metric: `baseline()` on the intact model, then `compressed(touched)` after each compression."
     source = 'eval_fn'        # what produces the metric, for error messages
+    sees_samples = False      # can it see the metric per sample (data + metric)? A black box cannot
+    n_samples = None          # samples of the last evaluation (set by evaluators that see the data)
 
-    def __init__(self, higher_is_better:bool=True):
-        self.higher_is_better, self.n, self.seconds = bool(higher_is_better), 0, 0.
+    def __init__(self,
+                 higher_is_better=None):   # True, False, a dict name -> bool for several metrics, or None: True / from the names
+        self.higher_is_better = check_direction(higher_is_better)
+        self.n, self.seconds, self.sample_seconds = 0, 0., 0.
+        self.names = self.directions = None            # the metric names and their directions, when the metric is a dict
+        self.base_samples = self.last_samples = None   # per-sample values of the baseline, of the last evaluation
+        self.keep_samples, self._noted = True, False
+
+    @property
+    def direction(self) -> bool:
+        "Higher is better, for a metric that is one number."
+        return True if self.higher_is_better is None else self.higher_is_better
 
     def _timed(self, f, *args):
         t0 = time.perf_counter()
         try: return f(*args)
         finally: self.seconds += time.perf_counter() - t0; self.n += 1
 
-    def baseline(self) -> float:
-        "Evaluate the intact model (and keep what later evaluations need)."
-        return as_metric(self._timed(self._baseline), baseline=True, source=self.source)
+    def _split(self, raw, baseline:bool=False):
+        "`as_metrics` of a raw metric value, timing the per-sample part (bookkeeping, not evaluation)."
+        t0 = time.perf_counter()
+        value, samples = as_metrics(raw, self.n_samples, baseline, self.source)
+        if samples is None or not self.keep_samples: return value, None
+        self.sample_seconds += time.perf_counter() - t0
+        return value, samples
+
+    def baseline(self):
+        "Evaluate the intact model (and keep what later evaluations need): a number, or a dict name -> number."
+        value, samples = self._split(self._timed(self._baseline), baseline=True)
+        if isinstance(value, dict):
+            self.names = list(value)
+            self.directions = resolve_directions(self.names, self.higher_is_better, note=not self._noted)
+            self._noted = True
+        else:
+            if isinstance(self.higher_is_better, dict):
+                raise ValueError(f"higher_is_better={self.higher_is_better!r} is a dict, but the {self.source} returned one "
+                                 f"number: give True or False (a dict is for a {self.source} returning a dict of metrics)")
+            self.names = self.directions = None
+        self.base_samples, self.last_samples = samples, None
+        return value
 
     def compressed(self,
                    touched:list|None=None  # names of the modules (or tensors) the compression altered (None: unknown)
-                  ) -> float:
+                  ):
         "Evaluate the model as it is now; a `NaN` metric counts as the worst value."
-        v = as_metric(self._timed(self._compressed, touched), source=self.source)
-        return (-math.inf if self.higher_is_better else math.inf) if math.isnan(v) else v
+        value, samples = self._split(self._timed(self._compressed, touched))
+        if self.names is not None and (not isinstance(value, dict) or list(value) != self.names) or (
+                self.names is None and isinstance(value, dict)):
+            raise ValueError(f"the {self.source} returned {list(value) if isinstance(value, dict) else 'one number'} now, "
+                             f"{self.names if self.names is not None else 'one number'} at the baseline: it must return the same metrics every time")
+        if (samples is None) != (self.base_samples is None) or (isinstance(samples, dict) and list(samples) != list(self.base_samples)):
+            raise ValueError(f"the {self.source} returned per-sample values for other metrics than at the baseline")
+        self.last_samples = samples
+        def worst(v, hib): return (-math.inf if hib else math.inf) if math.isnan(v) else v
+        if isinstance(value, dict): return {k: worst(v, self.directions[k]) for k, v in value.items()}
+        return worst(value, self.direction)
 
     @property
     def data_digest(self) -> str|None:
@@ -79,11 +210,11 @@ class Evaluator:
 
 # %% ../../nbs/analyze/evaluation.ipynb #4fb14cb9
 class FunctionEvaluator(Evaluator):
-    "Evaluate with your `eval_fn(model) -> float`, counting the calls and the seconds spent inside."
+    "Evaluate with your `eval_fn(model) -> float` (or a dict of metrics), counting the calls and the seconds spent inside."
     def __init__(self,
-                 eval_fn,                        # eval_fn(model) -> float: your metric
+                 eval_fn,                        # eval_fn(model) -> float, or a dict name -> float: your metric(s)
                  model:nn.Module,                # the model it is called with
-                 higher_is_better:bool=True):    # True for accuracy, False for a loss
+                 higher_is_better=None):         # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
         if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
         super().__init__(higher_is_better)
         self.eval_fn, self.model = eval_fn, model
@@ -146,6 +277,11 @@ def cat_batches(values:list):
         return torch.cat(xs) if len(xs) > 1 else xs[0]
     return tree_map(cat, values[0], *values[1:])
 
+def n_items(targets) -> int|None:
+    "How many samples `targets` holds: the length of its first tensor with a batch axis (None if it has none)."
+    ts = [t for t in tensors_of(targets) if t.dim() > 0]
+    return int(ts[0].shape[0]) if ts else None
+
 # %% ../../nbs/analyze/evaluation.ipynb #c0a1e5b6
 def tensor_desc(t:torch.Tensor) -> str:
     "Shape and dtype of `t` as text, e.g. '16x1x3x3 float32'."
@@ -198,12 +334,12 @@ def batches_digest(digests:list) -> str:
 # %% ../../nbs/analyze/evaluation.ipynb #3bc12f81
 class DataEvaluator(Evaluator):
     "Evaluate `metric(preds, targets)` over all batches of `data`, running the whole model each time."
-    source = 'metric'
+    source, sees_samples = 'metric', True
     def __init__(self,
                  model:nn.Module,                # the model (evaluated in eval mode, no grad)
                  data,                           # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
-                 metric,                         # metric(preds, targets) -> float over all batches concatenated
-                 higher_is_better:bool=True):    # True for accuracy, False for a loss
+                 metric,                         # metric(preds, targets) -> float, one value per sample, or a dict of them
+                 higher_is_better=None):         # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
         if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
         if not callable(metric): raise TypeError(f"metric must be callable as metric(preds, targets) -> float, got {metric!r}")
         super().__init__(higher_is_better)
@@ -211,6 +347,7 @@ class DataEvaluator(Evaluator):
         self.batches = eval_batches(data)
         self.n_inp = getattr(self.batches, 'n_inp', None)
         self.digests = None                      # one `batch_digest` per batch, recorded by the baseline pass
+        self.n_samples = None                    # samples in all batches (known after the first pass)
 
     @property
     def data_digest(self) -> str|None:
@@ -249,11 +386,37 @@ class DataEvaluator(Evaluator):
         with eval_mode(self.model):
             for xs, y in self.iterate(baseline):
                 preds.append(run_model(self.model, xs)); targs.append(y)
-        return cat_batches(preds), cat_batches(targs)
+        targs = cat_batches(targs)
+        self.n_samples = n_items(targs)
+        return cat_batches(preds), targs
 
     def evaluate(self, baseline:bool=False): return self.metric(*self.predict(baseline))
     def _baseline(self): return self.evaluate(baseline=True)
     def _compressed(self, touched): return self.evaluate()
+
+# %% ../../nbs/analyze/evaluation.ipynb #cba720e3
+def accuracy_per_sample(preds, targets) -> torch.Tensor:
+    "1. where the top prediction is the target, else 0., per sample: their mean is the accuracy."
+    return (preds.argmax(dim=-1) == targets).float()
+
+def top_k_per_sample(k:int):
+    "A metric giving 1. where the target is among the `k` top predictions, else 0., per sample: their mean is the top-k accuracy."
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1: raise ValueError(f"k={k!r} must be a positive integer")
+    def top_k(preds, targets): return (preds.topk(k, dim=-1).indices == targets.unsqueeze(-1)).any(dim=-1).float()
+    top_k.__name__ = f"top{k}_per_sample"
+    return top_k
+
+def cross_entropy_per_sample(preds, targets) -> torch.Tensor:
+    "The cross-entropy of each sample (`reduction='none'`): their mean is the usual loss."
+    return F.cross_entropy(preds, targets, reduction='none')
+
+def metric_dict(**metrics):
+    "One metric returning `{name: metric(preds, targets)}` for several metrics, evaluated on one pass of the model."
+    if not metrics: raise ValueError("metric_dict needs at least one name=metric, e.g. metric_dict(top1=accuracy_per_sample)")
+    bad = [k for k, f in metrics.items() if not callable(f)]
+    if bad: raise TypeError(f"metric_dict: {bad} {'is' if len(bad) == 1 else 'are'} not callable as metric(preds, targets)")
+    def several(preds, targets): return {k: f(preds, targets) for k, f in metrics.items()}
+    return several
 
 # %% ../../nbs/analyze/evaluation.ipynb #17a0ac5c
 def _has_hooks(m:nn.Module) -> bool:
@@ -352,12 +515,12 @@ def _short(e:Exception, n:int=200) -> str:
 # %% ../../nbs/analyze/evaluation.ipynb #85b72d40
 class SuffixEvaluator(Evaluator):
     "Evaluate `metric` over `data`, re-running only the part of the graph downstream of the touched modules."
-    source = 'metric'
+    source, sees_samples = 'metric', True
     def __init__(self,
                  model:nn.Module,                # the model (traced once with torch.fx, never copied)
                  data,                           # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
-                 metric,                         # metric(preds, targets) -> float over all batches concatenated
-                 higher_is_better:bool=True,     # True for accuracy, False for a loss
+                 metric,                         # metric(preds, targets) -> float, one value per sample, or a dict of them
+                 higher_is_better=None,          # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
                  max_cache_mb:float=512.,        # memory for cached activations (on the model's device)
                  leaves=()):                     # more module types to keep whole when tracing
         if isinstance(max_cache_mb, bool) or not isinstance(max_cache_mb, numbers.Real) or not max_cache_mb >= 0:
@@ -407,6 +570,11 @@ class SuffixEvaluator(Evaluator):
     def data_digest(self) -> str|None:
         "A digest of the batches the baseline read (None before the baseline)."
         return self.full.data_digest
+
+    @property
+    def n_samples(self) -> int|None:
+        "Samples evaluated: those whose targets the baseline kept (or the full evaluation's, when it falls back)."
+        return self.full.n_samples if self.fallback is not None or self._targets is None else self._n_samples
 
     @property
     def cache_mb(self) -> float:
@@ -545,6 +713,7 @@ def _build(self:SuffixEvaluator):
             if total <= budget: break
             total -= node_bytes.pop(c); del cache[c]
     self._cache, self._targets = cache, cat_batches(targs)
+    self._n_samples = n_items(self._targets)
     self._cache_bytes = sum(node_bytes.values()) + value_nbytes(self._targets)
     self._n_batches, self._indexable = len(outs), indexable
     return cat_batches(outs)

@@ -12,11 +12,12 @@ import torch
 import torch.nn as nn
 from fastprogress.fastprogress import progress_bar
 from .evaluation import digest_into, tensor_bytes, tensor_desc
+from .confidence import PairedBootstrap, DeltaIntervals, NO_INTERVAL
 from .serialize import (jsonable, read_json, decode, dec_float, dec_int, dec_level, dec_str, dec_dict,
                                         opt, list_of, FORMAT)
 
 # %% auto #0
-__all__ = ['early_stop_modes', 'check_early_stop', 'UnitResult', 'Progress', 'measure_unit', 'dist_context', 'Ranks',
+__all__ = ['early_stop_modes', 'check_early_stop', 'UnitResult', 'Progress', 'primary', 'measure_unit', 'dist_context', 'Ranks',
            'dist_ranks', 'check_device', 'shard', 'gather', 'together', 'StopSignal', 'model_fingerprint',
            'data_digest', 'analysis_fingerprint', 'with_data_digest', 'fingerprint_diff', 'rank_path', 'Checkpoint',
            'Measurements', 'run_units']
@@ -43,10 +44,11 @@ def check_early_stop(early_stop):
 # %% ../../nbs/analyze/runner.ipynb #f3238a5a
 @dataclass
 class UnitResult:
-    "What the loop measured for one unit: a metric per level (NaN: not measured), channels removed, where it stopped."
-    metrics:list              # one metric per level, in the order walked; NaN: not measured
+    "What the loop measured for one unit: a metric per level (NaN: not measured), channels removed, where it stopped, intervals."
+    metrics:list              # one metric (a number, or a dict name -> number) per level, in the order walked; NaN: not measured
     removed:list              # pruning: output channels removed per level (None: not applicable)
     stopped_at:object=None    # the level where early stop cut the unit short (None: not stopped)
+    ci:list|None=None         # per level: None, [low, high] of the delta, or a dict name -> [low, high] (None: no intervals)
 
     @classmethod
     def unmeasured(cls, n_levels:int) -> UnitResult: return cls([math.nan] * n_levels, [None] * n_levels)
@@ -66,28 +68,39 @@ class Progress:
         if interrupted: self.pb.on_interrupt()
         elif self.n < self.pb.total: self.pb.on_iter_end()
 
+def primary(value, metric:str|None=None) -> float:
+    "The ranking metric of a value: the number itself, or `value[metric]` of a dict (its first entry when `metric` is None)."
+    if not isinstance(value, dict): return value
+    return value[metric] if metric is not None else next(iter(value.values()))
+
 def measure_unit(comp,                  # a `Compression`, prepared
                  unit,                  # one of `comp.units()`
                  levels:list,           # checked levels, mildest first
-                 evaluator,             # `compressed(touched) -> float`
-                 baseline:float,        # the intact model's metric (for early stop)
+                 evaluator,             # `compressed(touched)` -> a number or a dict of them
+                 baseline,              # the intact model's metric (for early stop)
                  stop=None,             # checked `early_stop`, or None
                  reset=None,            # called after each measurement (e.g. restore the buffers)
                  progress:Progress|None=None,
-                 after=None             # called after each level (the sharded loop learns there whether a rank failed)
+                 after=None,            # called after each level (the sharded loop learns there whether a rank failed)
+                 metric:str|None=None,  # with several metrics: the one early stop reads
+                 intervals=None         # a `DeltaIntervals` for the evaluator's per-sample values (None: no intervals)
                 ) -> UnitResult:
-    "Compress `unit` at each level, evaluate, undo; stop early if told to."
+    "Compress `unit` at each level, evaluate, undo; stop early if told to; queue its deltas' intervals (they arrive at `intervals.flush()`)."
     res = UnitResult.unmeasured(len(levels))
     if unit.prunable is False: return res
+    if intervals is not None: res.ci = [None] * len(levels)
     for i, level in enumerate(levels):
         with comp.applied(unit, level) as info:
             info = info or {}
             res.removed[i] = info.get('channels_removed')
-            if res.removed[i] != 0: res.metrics[i] = evaluator.compressed(info.get('touched'))
+            if res.removed[i] != 0:
+                res.metrics[i] = evaluator.compressed(info.get('touched'))
+                if intervals is not None: intervals.add(res.ci, i, evaluator.last_samples)
         if reset is not None: reset()
         if progress is not None: progress.step(f"{unit.names[0]} at {level:g}")
         if after is not None: after()
-        if stop and not math.isnan(res.metrics[i]) and early_stop_modes[stop[0]](baseline, res.metrics[i], stop[1]):
+        m = primary(res.metrics[i], metric)
+        if stop and not math.isnan(m) and early_stop_modes[stop[0]](primary(baseline, metric), m, stop[1]):
             res.stopped_at = level; break
     return res
 
@@ -265,10 +278,24 @@ def _dec_fingerprint(v, what):
     dec_dict(d['settings'], f"{what}.settings")
     return d
 
-_UNIT_FIELDS = {'names': list_of(dec_str), 'metrics': list_of(dec_float), 'removed': list_of(opt(dec_int)),
-                'stopped_at': opt(dec_level)}
-_CK_FIELDS = {'fingerprint': _dec_fingerprint, 'baseline': dec_float,
-              'units': list_of(lambda v, what: decode(dict, v, _UNIT_FIELDS, what, list(_UNIT_FIELDS)))}
+def _dec_named(dec):
+    "`dec`, or a dict metric name -> `dec` (several metrics)."
+    def f(v, what):
+        if not isinstance(v, dict): return dec(v, what)
+        return {dec_str(k, f"{what} key"): dec(x, f"{what}[{k!r}]") for k, x in v.items()}
+    return f
+
+def _dec_pair(v, what):
+    "An interval: [low, high]."
+    if not (isinstance(v, list) and len(v) == 2): raise ValueError(f"{what} should be [low, high], got {v!r}")
+    return [dec_float(x, f"{what}[{i}]") for i, x in enumerate(v)]
+
+_dec_value = _dec_named(dec_float)
+_UNIT_FIELDS = {'names': list_of(dec_str), 'metrics': list_of(_dec_value), 'removed': list_of(opt(dec_int)),
+                'stopped_at': opt(dec_level), 'ci': opt(list_of(opt(_dec_named(_dec_pair))))}
+_UNIT_REQUIRED = ['names', 'metrics', 'removed', 'stopped_at']        # 'ci' only with intervals
+_CK_FIELDS = {'fingerprint': _dec_fingerprint, 'baseline': _dec_value,
+              'units': list_of(lambda v, what: decode(dict, v, _UNIT_FIELDS, what, _UNIT_REQUIRED))}
 
 def rank_path(path, rank:int) -> Path:
     "The checkpoint file of `rank` in a sharded run: 'ck.json' -> 'ck.rank1.json'."
@@ -316,16 +343,17 @@ class Checkpoint:
                     raise ValueError(f"checkpoint {str(p)!r} holds the unit {ud['names']}, which this analysis does not have "
                                      f"(its units: {_few([u.names for u in units], 3)}). Delete it to start afresh")
                 if len(ud['metrics']) != len(levels) or len(ud['removed']) != len(levels) or (
-                        ud['stopped_at'] is not None and ud['stopped_at'] not in levels):
+                        ud['stopped_at'] is not None and ud['stopped_at'] not in levels) or (
+                        ud.get('ci') is not None and len(ud['ci']) != len(levels)):
                     raise ValueError(f"checkpoint {str(p)!r} is malformed: units[{k}] does not have one value per level {levels}")
-                done.setdefault(i, UnitResult(ud['metrics'], ud['removed'], ud['stopped_at']))
+                done.setdefault(i, UnitResult(ud['metrics'], ud['removed'], ud['stopped_at'], ud.get('ci')))
         return baselines, done
 
-    def save(self, path, baseline:float, units:list, done:dict):
+    def save(self, path, baseline, units:list, done:dict):
         "Write the finished units `done` (index -> UnitResult) to `path`, atomically."
         d = {'format': FORMAT, 'version': 1, 'kind': _CK_KIND, 'fingerprint': self.fingerprint, 'baseline': baseline,
-             'units': [{'names': list(units[i].names), 'metrics': r.metrics, 'removed': r.removed, 'stopped_at': r.stopped_at}
-                       for i, r in sorted(done.items())]}
+             'units': [{'names': list(units[i].names), 'metrics': r.metrics, 'removed': r.removed, 'stopped_at': r.stopped_at,
+                        **({} if r.ci is None else {'ci': r.ci})} for i, r in sorted(done.items())]}
         path = Path(path)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
@@ -340,20 +368,43 @@ class Checkpoint:
 @dataclass
 class Measurements:
     "What `run_units` returns: the baseline and one `UnitResult` per unit, in the compression's unit order."
-    baseline:float            # the intact model's metric (rank 0's when sharded)
+    baseline:object           # the intact model's metric, a number or a dict name -> number (rank 0's when sharded)
     units:list                # the compression's units
     results:list              # one `UnitResult` per unit
     resumed:int=0             # units taken from the checkpoint (not evaluated in this run)
     world:int=1               # processes that shared the work
+    confidence:dict|None=None # how the intervals were made (`PairedBootstrap.info()`), or {'reason': why there are none}
+    interval_seconds:float=0. # time spent computing intervals (this rank)
 
-def _close(a:float, b:float) -> bool: return math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-8)
+def _close(a, b) -> bool:
+    "Two metric values (numbers, or dicts of them) agree to 1e-5 (relative)."
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b) and all(_close(a[k], b[k]) for k in a)
+    return math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-8)
 
-def _start(comp, ev, reset, levels, checkpoint, fingerprint, ranks:Ranks, local:dict):
+def _intervals(ev, confidence:dict|None) -> tuple:
+    "`(DeltaIntervals or None, what the result says about intervals)` after the baseline of evaluator `ev`."
+    if not getattr(ev, 'sees_samples', False): return None, {'reason': NO_INTERVAL['black box']}
+    if confidence is None: return None, {'reason': NO_INTERVAL['not requested']}
+    base = getattr(ev, 'base_samples', None)
+    if base is None: return None, {'reason': NO_INTERVAL['not per sample']}
+    boot = confidence(ev.n_samples) if callable(confidence) else PairedBootstrap(ev.n_samples, **confidence)
+    info = boot.info()
+    if isinstance(base, dict):
+        without = [n for n in ev.names if n not in base]
+        if without: info['without'] = without                       # metrics given as one number: no interval for them
+    return DeltaIntervals(base, ev.directions if isinstance(base, dict) else ev.direction, boot), info
+
+def _start(comp, ev, reset, levels, checkpoint, fingerprint, ranks:Ranks, local:dict, confidence=None, metric=None):
     "Phase 1 on this rank: device and checkpoint path checked, baseline, fingerprint completed, units, what the checkpoints hold."
     check_device(getattr(ev, 'model', None), ranks)
     ck = local['ck'] = None if checkpoint is None else Checkpoint(checkpoint, fingerprint)
     baseline = ev.baseline()
     if reset is not None: reset()
+    if isinstance(baseline, dict) and metric is not None and metric not in baseline:
+        raise ValueError(f"metric_name={metric!r} is not one of the metrics the {getattr(ev, 'source', 'evaluator')} returned: "
+                         f"{list(baseline)}; name one of them (or leave it None: the first ranks)")
+    local['intervals'], local['confidence'] = _intervals(ev, confidence)
     fingerprint = with_data_digest(fingerprint, getattr(ev, 'data_digest', None))   # read during the baseline pass
     if ck is not None: ck.fingerprint = fingerprint
     local['prepared'] = True
@@ -393,14 +444,16 @@ def run_units(comp,                      # a `Compression` (prepared and closed 
               verbose:bool=True,         # progress bar (rank 0 only); False prints nothing
               checkpoint=None,           # path of a JSON checkpoint: resume from it, save each finished unit
               fingerprint:dict|None=None,# `analysis_fingerprint`: required with `checkpoint`; compared across ranks
-              distributed=False          # False: this process alone; True: shard over the default process group; or a `ProcessGroup`
+              distributed=False,         # False: this process alone; True: shard over the default process group; or a `ProcessGroup`
+              metric:str|None=None,      # several metrics: the one that ranks and early stop reads (None: the first); must be one of them
+              confidence=None            # intervals from per-sample values: `PairedBootstrap` keywords (level, resamples, seed), or n -> a `PairedBootstrap` (to reuse its resamples); None: none
              ) -> Measurements:
     "Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from `checkpoint`."
     r = dist_ranks(distributed)
     if checkpoint is not None and fingerprint is None: raise ValueError("a checkpoint needs the analysis' fingerprint")
     local = {}                                  # this rank's units and checkpoint; whether `prepare` was called (then close)
     try:
-        starts = together(lambda: _start(comp, evaluator, reset, levels, checkpoint, fingerprint, r, local), r)
+        starts = together(lambda: _start(comp, evaluator, reset, levels, checkpoint, fingerprint, r, local, confidence, metric), r)
         units, ck = local['units'], local['ck']
         mine = None if ck is None else ck.path if r.world == 1 else rank_path(ck.path, r.rank)
         _check_ranks(starts)
@@ -417,9 +470,13 @@ def run_units(comp,                      # a `Compression` (prepared and closed 
             def after():
                 if sig.step(): raise _Stopped()
             try:
+                iv = local['intervals']
                 for i in share:
-                    out[i] = measure_unit(comp, units[i], levels, evaluator, base, early_stop, reset, pb, after)
-                    if ck is not None: ck.save(mine, base, units, {**done, **out})
+                    out[i] = measure_unit(comp, units[i], levels, evaluator, base, early_stop, reset, pb, after, metric, iv)
+                    if ck is not None:
+                        if iv is not None: iv.flush()                   # the saved unit has its intervals
+                        ck.save(mine, base, units, {**done, **out})
+                if iv is not None: iv.flush()
                 if sig.rest(): raise _Stopped()
             except _Stopped:
                 pb.end(interrupted=True); return out                    # the failing rank's error comes with the gather
@@ -434,4 +491,5 @@ def run_units(comp,                      # a `Compression` (prepared and closed 
     finally:
         if local.get('prepared'): comp.close()
     results = [done.get(i) or UnitResult.unmeasured(len(levels)) for i in range(len(units))]
-    return Measurements(baseline, units, results, resumed, r.world)
+    iv = local.get('intervals')
+    return Measurements(baseline, units, results, resumed, r.world, local.get('confidence'), 0. if iv is None else iv.seconds)

@@ -20,11 +20,15 @@ from .compressions import (AnalysisSetup, as_compression, option_names, run_mode
                                            QuantizationCompression, PruningCompression)
 from .results import (LayerSensitivity, SensitivityResult, LayerCurve, SweepResult, Timing)
 from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric,
-                                         eval_batches, split_batch)
+                                         eval_batches, split_batch, check_direction, accuracy_per_sample, top_k_per_sample,
+                                         cross_entropy_per_sample, metric_dict)
+from .confidence import PairedBootstrap
 from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint
+from .interop import fraction_to_percent     # also gives SweepResult its NNI and Distiller readers and writers
 
 _all_ = ['ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing',
-         'Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric',
+         'Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric', 'accuracy_per_sample',
+         'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict', 'fraction_to_percent',
          'early_stop_modes', 'check_early_stop', 'Compression', 'Option', 'PERCENT', 'BITS', 'register_compression',
          'get_compression', 'compressions', 'describe_kinds', 'SparsityCompression', 'QuantizationCompression',
          'PruningCompression']
@@ -32,9 +36,10 @@ _all_ = ['ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'S
 # %% auto #0
 __all__ = ['compressible_layers', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 'analyze_sensitivity', 'ModelGuard',
            'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing', 'Evaluator',
-           'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric', 'early_stop_modes', 'check_early_stop',
-           'Compression', 'Option', 'PERCENT', 'BITS', 'register_compression', 'get_compression', 'compressions',
-           'describe_kinds', 'SparsityCompression', 'QuantizationCompression', 'PruningCompression']
+           'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric', 'accuracy_per_sample',
+           'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict', 'fraction_to_percent', 'early_stop_modes',
+           'check_early_stop', 'Compression', 'Option', 'PERCENT', 'BITS', 'register_compression', 'get_compression',
+           'compressions', 'describe_kinds', 'SparsityCompression', 'QuantizationCompression', 'PruningCompression']
 
 # %% ../../nbs/analyze/sensitivity.ipynb #adf5b0b2
 _devices = model_devices      # the guard itself is `fasterai.core.model.ModelGuard` (re-exported here)
@@ -79,26 +84,44 @@ def _check_measure(eval_fn, data, metric):
     elif data is None or metric is None:
         raise ValueError(f"data and metric go together: {'metric' if metric is None else 'data'} is missing")
 
+def _check_flag(name:str, value) -> bool:
+    "A strict boolean: True or False, never a string or a number read as one."
+    if not isinstance(value, bool): raise TypeError(f"{name}={value!r} must be True or False")
+    return value
+
+def _check_confidence(confidence, resamples, seed) -> dict|None:
+    "The bootstrap's settings, checked (None: no intervals)."
+    if confidence is None: return None
+    PairedBootstrap(2, confidence, resamples, seed)                    # its checks, on a stand-in sample count
+    return dict(level=float(confidence), resamples=int(resamples), seed=int(seed))
+
 class SensitivityAnalyzer:
     "Measure, one layer at a time, how much compressing it changes your metric; the model is given back exactly."
     def __init__(self,
                  model:nn.Module,                  # the model to analyse (left exactly as it was)
                  sample=None,                      # an example input: a tensor (a batch), a tuple or a dict (with data: default the first batch's inputs)
-                 eval_fn=None,                     # eval_fn(model) -> float: your metric (or give data and metric)
+                 eval_fn=None,                     # eval_fn(model) -> float, or a dict name -> float: your metric(s) (or give data and metric)
                  *,
                  data=None,                        # batches (x, y): a list, a DataLoader, fastai DataLoaders (its valid)
-                 metric=None,                      # with data: metric(preds, targets) -> float over all batches
+                 metric=None,                      # with data: metric(preds, targets) -> float, one value per sample, or a dict of them
                  suffix:bool=True,                 # with data: re-run only the part of the network after each layer
                  max_cache_mb:float=512.,          # with suffix: memory for cached activations (results never depend on it)
                  criteria:Criteria=large_final,    # which weights/filters go first (sparsity, pruning)
-                 higher_is_better:bool=True,       # True for accuracy, False for a loss
-                 metric_name:str='accuracy',       # what the metric is, for reports
+                 higher_is_better=None,            # True (accuracy), False (a loss), a dict name -> bool for several metrics; None: True / from the names
+                 metric_name:str|None=None,        # what the metric is, for reports; several metrics: the one that ranks (None: 'accuracy' / the first)
                  device=None,                      # run the analysis on this device (None: where the model is)
-                 calibration_data=None):           # activation quantization: batches to calibrate output ranges
+                 calibration_data=None,            # activation quantization: batches to calibrate output ranges
+                 confidence:float|None=0.95,       # with a per-sample metric: level of the bootstrap interval of each delta (None: none)
+                 resamples:int=1000,               # bootstrap resamples
+                 bootstrap_seed:int=0):            # seed of the bootstrap resamples
         if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
         _check_measure(eval_fn, data, metric)
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
+        hib = check_direction(higher_is_better)
+        if metric_name is not None and not (isinstance(metric_name, str) and metric_name):
+            raise TypeError(f"metric_name={metric_name!r} must be a non-empty str (or None)")
+        boot = _check_confidence(confidence, resamples, bootstrap_seed)
         if sample is None and data is not None:
             batches = eval_batches(data)
             first = next(iter(batches), None)
@@ -108,38 +131,49 @@ class SensitivityAnalyzer:
         if device is not None and torch.device(device).type == 'meta':
             raise ValueError("device='meta' holds no data: the model could not come back from it")
         self.model, self.sample, self.eval_fn, self.criteria = model, sample, eval_fn, criteria
-        self.data, self.metric, self.suffix = data, metric, bool(suffix)
-        self.higher_is_better, self.metric_name = bool(higher_is_better), str(metric_name)
+        self.data, self.metric, self.suffix = data, metric, _check_flag('suffix', suffix)
+        self.higher_is_better, self.metric_name, self.confidence, self._boot = hib, metric_name, boot, None
         self.device, self.calibration_data = device, calibration_data
-        if eval_fn is not None: self.evaluator = FunctionEvaluator(eval_fn, model, self.higher_is_better)
-        elif suffix: self.evaluator = SuffixEvaluator(model, data, metric, self.higher_is_better, max_cache_mb)
-        else: self.evaluator = DataEvaluator(model, data, metric, self.higher_is_better)
+        if eval_fn is not None: self.evaluator = FunctionEvaluator(eval_fn, model, hib)
+        elif suffix: self.evaluator = SuffixEvaluator(model, data, metric, hib, max_cache_mb)
+        else: self.evaluator = DataEvaluator(model, data, metric, hib)
+
+    def _bootstrap(self, n:int) -> PairedBootstrap:
+        "The resamples of `n` samples, drawn once per analyzer (every analysis of the same data reuses them)."
+        if self._boot is None or self._boot.n != n: self._boot = PairedBootstrap(n, **self.confidence)
+        return self._boot
 
     def __repr__(self):
         return (f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "
-                f"metric={self.metric_name!r}, higher_is_better={self.higher_is_better}, criteria={self.criteria.name}, "
+                f"metric={self.metric_name or 'accuracy'!r}, higher_is_better={self.higher_is_better}, criteria={self.criteria.name}, "
                 f"{type(self.evaluator).__name__})")
 
     def analyze(self,
-                compression,                     # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-                level,                           # percent (sparsity, pruning) or bits (quantization): the kind's unit
+                compression='sparsity',          # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+                level=50,                        # percent (sparsity, pruning) or bits (quantization): the kind's unit
                 *,
                 layers=None,                     # layer names (or modules) to analyse; None: every compressible layer
                 verbose:bool=True,               # progress bar; False prints nothing
                 checkpoint=None,                 # JSON file: save each finished layer, resume from it when rerun
                 distributed=False,               # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
+                early_stop=None,                 # refused: one level leaves nothing to cut short (use `sweep`)
                 **options                        # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
                ) -> SensitivityResult:
         "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
-        sw = _run(self, compression, [level], layers, None, options, verbose, single=True, checkpoint=checkpoint,
-                  keywords=('layers', 'verbose', 'checkpoint', 'distributed'), distributed=distributed)
+        if early_stop is not None:
+            raise ValueError(f"early_stop={early_stop!r} cuts a layer's sweep short at the first level that crosses the "
+                             f"threshold, sparing the stronger levels; analyze measures each layer at one level, so there is "
+                             f"nothing to spare: use sweep(compression, levels, early_stop={early_stop!r})")
+        sw = _run(self, compression, [level], layers, None, options, _check_flag('verbose', verbose), single=True,
+                  checkpoint=checkpoint, keywords=('layers', 'verbose', 'checkpoint', 'distributed', 'early_stop'),
+                  distributed=distributed)
         res = sw.at(sw.levels[0])
         res.timing = sw.timing
         return res
 
     def sweep(self,
-              compression,                       # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-              levels=None,                       # percents or bits, in the kind's unit; None: the kind's `default_levels`
+              compression='sparsity',            # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+              levels=None,                       # percents or bits, in the kind's unit; None: [25, 50, 75] for sparsity, else the kind's `default_levels`
               *,
               layers=None,                       # layer names (or modules) to analyse; None: every compressible layer
               early_stop=None,                   # (mode, value), mode in 'dropped', 'raised', 'minimize', 'maximize'
@@ -149,10 +183,17 @@ class SensitivityAnalyzer:
               **options                          # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
              ) -> SweepResult:
         "Measure every layer at every level against one baseline: a `SweepResult` (curves, heat map, `.at(level)`)."
-        return _run(self, compression, levels, layers, early_stop, options, verbose, single=False, checkpoint=checkpoint,
-                    keywords=('levels', 'layers', 'early_stop', 'verbose', 'checkpoint', 'distributed'), distributed=distributed)
+        return _run(self, compression, levels, layers, early_stop, options, _check_flag('verbose', verbose), single=False,
+                    checkpoint=checkpoint, keywords=('levels', 'layers', 'early_stop', 'verbose', 'checkpoint', 'distributed'),
+                    distributed=distributed)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #436bdbfb
+def _sweep_levels(cls) -> list:
+    "The levels of a sweep given none: the kind's `sweep_levels` (sparsity: fasterai 0.3's [25, 50, 75]), else its `default_levels`."
+    lv = cls.sweep_levels or cls.default_levels
+    if not lv: raise ValueError(f"compression={cls.name!r} has no default levels: pass levels=[...]")
+    return list(lv)
+
 def _check_levels(cls, levels, single:bool) -> list:
     if single: return [cls.check_level(levels[0], 'level')]
     if isinstance(levels, (str, bytes)) or not hasattr(levels, '__iter__'):
@@ -162,12 +203,36 @@ def _check_levels(cls, levels, single:bool) -> list:
     if len(set(lv)) != len(lv): raise ValueError(f"levels={list(levels)!r} has duplicates")
     return cls.order_levels(lv)
 
+def _check_reference(cls, criteria:Criteria):
+    "A criteria scoring weights against reference weights cannot rank anything in an analysis: refused, saying why and what to use."
+    if not cls.uses_criteria or not (criteria.needs_init or criteria.needs_update): return
+    ref = ("the weights at the previous mask update (needs_update)" if criteria.needs_update
+           else "reference weights such as the weights before training or fine-tuning (needs_init)")
+    raise ValueError(
+        f"criteria={criteria.name!r} scores each weight against {ref}. An analysis has only the model's current weights: "
+        f"used as their own reference, {criteria.name} gives every weight the same score (movement, magnitude_increase) or "
+        f"the ranking of another criteria (large_init is large_final), so its deltas would be arbitrary. Analyse with a "
+        f"criteria that needs no reference (large_final, small_final, squared_final, random; taylor after a backward pass); "
+        f"the Sparsifier, the Pruner and their callbacks use {criteria.name} with the reference they keep (the weights when "
+        f"they are created, or at each update)")
+
 def _fingerprint(self, cls, comp, sel, lv, stop, sample) -> dict:
     "What a checkpoint (or another rank) must match: the model, the data read, the settings."
     data = {'sample': sample, 'calibration_data': self.calibration_data}   # the evaluation batches: digested by the evaluator's baseline pass, added by run_units
     settings = dict(compression=cls.name, levels=lv, layers=list(sel), early_stop=stop,
-                    higher_is_better=self.higher_is_better, **comp.settings())
+                    higher_is_better=self.higher_is_better, metric_name=self.metric_name, confidence=self.confidence,
+                    **comp.settings())
     return analysis_fingerprint(self.model, {k: v for k, v in data.items() if v is not None}, settings)
+
+def _series(r, name, n_levels:int, ci:bool) -> dict:
+    "One metric of a unit's measurements (`name` None: the only one): its value per level and, with `ci`, its intervals."
+    def pick(v): return v[name] if isinstance(v, dict) else v            # a level not measured is NaN, whatever the metric
+    out = {'metrics': [pick(v) for v in r.metrics]}
+    if ci:
+        iv = [None if r.ci is None or r.ci[i] is None else (r.ci[i] if name is None else r.ci[i].get(name)) for i in range(n_levels)]
+        out['ci_low'] = [math.nan if x is None else x[0] for x in iv]
+        out['ci_high'] = [math.nan if x is None else x[1] for x in iv]
+    return out
 
 def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bool, single:bool,
          checkpoint=None, keywords=(), distributed=False) -> SweepResult:
@@ -175,11 +240,9 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     t0 = time.perf_counter()
     cfg = as_compression(compression, options, keywords)
     cls = type(cfg)
-    if levels is None:
-        if not cls.default_levels: raise ValueError(f"compression={cls.name!r} has no default levels: pass levels=[...]")
-        levels = list(cls.default_levels)
-    lv = _check_levels(cls, levels, single)
+    lv = _check_levels(cls, _sweep_levels(cls) if levels is None else levels, single)
     stop = check_early_stop(early_stop)
+    _check_reference(cls, self.criteria)
     sel = select_layers(self.model, layers)
     setup = AnalysisSetup(self.model, sel, None, self.criteria, calibration_data=self.calibration_data)
     comp = cfg.bind(setup)
@@ -189,38 +252,53 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
         setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
         macs = check_sample(self.model, sel, setup.sample, comp.run_sample)
         ev = self.evaluator
-        n0, s0 = ev.n, ev.seconds
+        n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
         fp = (_fingerprint(self, cls, comp, sel, lv, stop, setup.sample)
               if checkpoint is not None or distributed is not False else None)
         try: m = run_units(comp, lv, ev, early_stop=stop, reset=guard.restore_buffers, verbose=verbose,
-                           checkpoint=checkpoint, fingerprint=fp, distributed=distributed)
+                           checkpoint=checkpoint, fingerprint=fp, distributed=distributed, metric=self.metric_name,
+                           confidence=None if self.confidence is None else self._bootstrap)
         finally: ev.close()
-    baseline = m.baseline
-    curves = [LayerCurve(n, type(sel[n]).__name__, sel[n].weight.numel(), list(r.metrics), macs.get(n) or None, r.stopped_at,
-                         u.group, None if u.members is None else list(u.members), u.prunable, u.reason,
-                         list(r.removed) if any(x is not None for x in r.removed) else None)
-              for u, r in zip(m.units, m.results) for n in u.names]
+    names = list(m.baseline) if isinstance(m.baseline, dict) else None
+    primary = (self.metric_name or names[0]) if names else None
+    dirs = ev.directions if names else {None: getattr(ev, 'direction', self.higher_is_better is not False)}
+    conf = m.confidence or {}
+    def has_ci(n): return 'method' in conf and (n is None or n not in conf.get('without', []))
+    base = m.baseline if names else {None: m.baseline}
+    curves = []
+    for u, r in zip(m.units, m.results):
+        main = _series(r, primary, len(lv), has_ci(primary))
+        others = {n: _series(r, n, len(lv), has_ci(n)) for n in names if n != primary} if names else None
+        for n in u.names:
+            curves.append(LayerCurve(n, type(sel[n]).__name__, sel[n].weight.numel(), list(main['metrics']), macs.get(n) or None,
+                                     r.stopped_at, u.group, None if u.members is None else list(u.members), u.prunable, u.reason,
+                                     list(r.removed) if any(x is not None for x in r.removed) else None,
+                                     main.get('ci_low'), main.get('ci_high'),
+                                     None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()}))
     order = {n: i for i, n in enumerate(sel)}
     curves.sort(key=lambda c: order[c.name])
-    res = SweepResult(cls.name, lv, baseline, curves, self.metric_name, self.higher_is_better, stop, comp.settings())
-    res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(sel) * len(lv))
+    other_metrics = ({n: {'baseline_metric': base[n], 'higher_is_better': dirs[n]} for n in names if n != primary} or None) if names else None
+    res = SweepResult(cls.name, lv, base[primary], curves, primary or self.metric_name or 'accuracy', dirs[primary], stop,
+                      comp.settings(), other_metrics=other_metrics, confidence=m.confidence)
+    res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(sel) * len(lv),
+                        m.interval_seconds + getattr(ev, 'sample_seconds', 0.) - b0)
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
-_init_kwargs = ('data', 'metric', 'suffix', 'max_cache_mb', 'device', 'calibration_data')
-_analyze_kwargs = ('layers', 'checkpoint', 'distributed')
+_init_kwargs = ('data', 'metric', 'suffix', 'max_cache_mb', 'device', 'calibration_data', 'confidence', 'resamples', 'bootstrap_seed')
+_analyze_kwargs = ('layers', 'checkpoint', 'distributed', 'early_stop')
 
 def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)
                         sample=None,                    # an example input: a tensor (a batch), a tuple of inputs or a dict
-                        eval_fn=None,                   # eval_fn(model) -> float: your metric (or data= and metric=)
+                        eval_fn=None,                   # eval_fn(model) -> float, or a dict of them: your metric(s) (or data= and metric=)
                         compression='sparsity',         # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
                         level=50,                       # percent (sparsity, pruning) or bits (quantization): the kind's unit
                         *,
                         criteria:Criteria=large_final,  # which weights/filters go first
-                        higher_is_better:bool=True,     # True for accuracy, False for a loss
-                        metric_name:str='accuracy',     # what the metric is, for reports
+                        higher_is_better=None,          # True (accuracy), False (a loss), a dict for several metrics; None: True / from the names
+                        metric_name:str|None=None,      # what the metric is, for reports; several metrics: the one that ranks
                         verbose:bool=True,              # progress bar; False prints nothing
-                        **kwargs                        # the analyzer's data, metric, suffix, max_cache_mb, device, calibration_data; analyze's layers, checkpoint; the kind's options (granularity, quant_per_channel, quant_activations, ...)
+                        **kwargs                        # the analyzer's data, metric, suffix, max_cache_mb, device, calibration_data, confidence, resamples, bootstrap_seed; analyze's layers, checkpoint; the kind's options (granularity, quant_per_channel, quant_activations, ...)
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
     allowed = _init_kwargs + _analyze_kwargs + tuple(option_names())

@@ -121,7 +121,9 @@ def write_csv(path, header:list, rows:list):
         w.writerow(header)
         for r in rows: w.writerow([to_cell(v) for v in r])
 
-def read_csv(path) -> tuple[list, list]:
+def read_csv(path,
+             hint=None   # hint(path, header) -> text: what the file may be instead, added to a ragged-rows error
+            ) -> tuple[list, list]:
     "`(header, rows as dicts)` of a CSV file with at least one data row and rows as long as the header."
     try:
         with open(path, newline='') as f: rows = list(csv.reader(f))
@@ -129,7 +131,9 @@ def read_csv(path) -> tuple[list, list]:
     if len(rows) < 2: raise ValueError(f"{path} has no data rows")
     head = rows[0]
     bad = [i + 2 for i, r in enumerate(rows[1:]) if len(r) != len(head)]
-    if bad: raise ValueError(f"{path}: rows {bad[:5]} do not have {len(head)} cells like the header")
+    if bad:
+        h = hint(path, head) if hint is not None else ''
+        raise ValueError(f"{path}: rows {bad[:5]} do not have {len(head)} cells like the header" + (f"; {h}" if h else ''))
     return head, [dict(zip(head, r)) for r in rows[1:]]
 
 def same_in_all_rows(rows:list, spec:dict, text:dict) -> dict:

@@ -32,7 +32,12 @@ def check_percents(name:str, value, allow_zero:bool=True) -> float|dict:
 
 # %% ../../nbs/core/units.ipynb #744e1655
 def check_bits(name:str, value) -> int:
-    "Validate a quantization bit width: an integer in [2, 16]."
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 2 <= value <= 16:
-        raise ValueError(f"{name}={value!r} is not a valid bit width: an integer in [2, 16] is expected")
-    return int(value)
+    "Validate a quantization bit width: an integer in [2, 16]; a whole-number float (`8.0`) is that integer."
+    v = value
+    if isinstance(v, numbers.Real) and not isinstance(v, (bool, numbers.Integral)) and math.isfinite(v) and float(v).is_integer():
+        v = int(v)                                       # 8.0 -> 8: code that computes or reads bits gets floats
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 2 <= v <= 16:
+        frac = isinstance(v, numbers.Real) and not isinstance(v, bool) and 2 <= v <= 16
+        raise ValueError(f"{name}={value!r} is not a valid bit width: an integer in [2, 16] is expected"
+                         + (f" (a width is a whole number of bits, {value!r} is not)" if frac else ''))
+    return int(v)
