@@ -4,9 +4,10 @@
 
 # %% ../../nbs/analyze/targets.ipynb #9a3a3804
 from __future__ import annotations
-import heapq, math
+import math
 import numpy as np
 from ..core.units import check_percent
+from ..core.knapsack import hull_path
 
 # %% auto #0
 __all__ = ['check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets']
@@ -68,15 +69,6 @@ def scaled_targets(damage, weights, target_pct:float=50, min_pct:float=0, max_pc
     return a if abs(weighted_mean(a, w) - t) <= abs(weighted_mean(b, w) - t) else b
 
 # %% ../../nbs/analyze/targets.ipynb #5e997fd5
-def _lower_hull(xs:np.ndarray, ys:np.ndarray) -> list[tuple[float, float]]:
-    "Lower convex hull of points sorted by x (Andrew's monotone chain)."
-    h = []
-    for p in zip(xs.tolist(), ys.tolist()):
-        while len(h) >= 2 and ((h[-1][0] - h[-2][0]) * (p[1] - h[-2][1]) - (h[-1][1] - h[-2][1]) * (p[0] - h[-2][0])) <= 0:
-            h.pop()
-        h.append(p)
-    return h
-
 def damage_curve(levels, damage):
     "A unit's predicted damage as a function of level: `f(x)` from its measured `(level, damage)` points."
     lv, dm = np.asarray(levels, dtype=float), _finite_damage(damage)
@@ -94,29 +86,36 @@ def damage_curve(levels, damage):
     return f
 
 # %% ../../nbs/analyze/targets.ipynb #d3956058
-def curve_targets(curves, weights, target_pct:float, min_pct:float=0, max_pct:float=99) -> np.ndarray:
-    "Per-unit percents minimising the predicted total damage; `curves[i] = (levels, damage)` measured for unit i."
+def curve_targets(curves,                  # per unit, `(levels, damage)` measured
+                  weights,                 # per unit, its weight in the mean (parameters, MACs)
+                  target_pct:float,        # weighted mean of the targets, in percent
+                  min_pct:float=0,         # no unit gets less
+                  max_pct:float=99,        # no unit gets more
+                  extrapolate:bool=False,  # allow levels beyond each unit's highest measured one
+                 ) -> np.ndarray:
+    "Per-unit percents minimising the predicted total damage, weighted mean `target_pct`: the knapsack engine's hull path."
     t, lo, hi = check_bounds(target_pct, min_pct, max_pct)
     w = _check_weights(weights, len(curves))
     n = len(curves)
-    if t == lo or t == hi: return np.full(n, t)
-    hulls = []
-    for levels, damage in curves:
+    tops = np.array([hi if extrapolate else min(hi, max([lo, *np.asarray(levels, dtype=float).tolist()]))
+                     for levels, _ in curves])
+    reach = weighted_mean(tops, w)
+    if t > reach + 1e-9:
+        raise ValueError(f"target_pct={target_pct!r} needs levels beyond the measured ones: within them (each unit up to its "
+                         f"highest measured level, at most max_pct={max_pct!r}) at most {reach:.2f}% can be reached; sweep "
+                         f"higher levels, or pass extrapolate=True to extend each curve by its last slope")
+    if t == lo: return np.full(n, lo)
+    grids, costs, damages = [], [], []
+    for (levels, damage), top, wi in zip(curves, tops, w):
         f = damage_curve(levels, damage)
-        xs = np.unique(np.concatenate([[lo, hi], f.levels[(f.levels > lo) & (f.levels < hi)]]))
-        hulls.append(_lower_hull(xs, f(xs)))
-    x = np.full(n, lo)
-    need = (t - lo) * w.sum()
-    heap = []                                  # (damage per removed weight, unit, segment index)
-    def push(i, k):
-        if k + 1 < len(hulls[i]):
-            (xa, ya), (xb, yb) = hulls[i][k], hulls[i][k + 1]
-            heapq.heappush(heap, ((yb - ya) / (xb - xa) / w[i], i, k))
-    for i in range(n): push(i, 0)
-    while heap and need > 0:
-        _, i, k = heapq.heappop(heap)
-        xa, xb = hulls[i][k][0], hulls[i][k + 1][0]
-        cap = w[i] * (xb - xa)
-        if cap <= need: x[i], need = xb, need - cap; push(i, k + 1)
-        else: x[i], need = xa + need / w[i], 0.
+        xs = np.unique(np.concatenate([[lo, top], f.levels[(f.levels > lo) & (f.levels < top)]]))
+        d = np.maximum.accumulate(np.clip(f(xs), 0, None)) + 1e-12 * (xs - lo)   # gains are no damage; ties to the milder level
+        grids.append(xs); costs.append((wi * (100 - xs)).reshape(-1, 1)); damages.append(d)
+    start, moves = hull_path(costs, damages)
+    x = np.array([g[s] for g, s in zip(grids, start)])           # every unit at min_pct: its least damaging option
+    need = (t - weighted_mean(x, w)) * w.sum()                  # weight x percent still to remove
+    for _, u, saved, a in moves:
+        if need <= 0: break
+        if saved <= need: x[u], need = grids[u][a], need - saved
+        else: x[u], need = x[u] + need / w[u], 0.
     return np.clip(x, lo, hi)

@@ -6,15 +6,16 @@
 __all__ = []
 
 # %% ../../nbs/core/all.ipynb #742c82e3
-from fasterai.core import granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology
+from fasterai.core import granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology, knapsack
 from fasterai.core.granularity import *
 from fasterai.core.criteria import *
 from fasterai.core.schedule import *
 from fasterai.core.units import *
 from fasterai.core.inputs import *
 from fasterai.core.model import *
+from fasterai.core.knapsack import *
 from fasterai.core.select import *
 from fasterai.core.counter import *
 from fasterai.core.graph import *
 from fasterai.core.topology import *
-__all__ = [n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology) for n in mod.__all__]
+__all__ = [n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology, knapsack) for n in mod.__all__]

@@ -6,8 +6,9 @@
 __all__ = []
 
 # %% ../../nbs/plan/all.ipynb #42890463
-from fasterai.plan import solver, costs, options, problem, plan
-from fasterai.plan.solver import *
+from fasterai.core import knapsack as solver
+from fasterai.plan import costs, options, problem, plan
+from fasterai.core.knapsack import *
 from fasterai.plan.costs import *
 from fasterai.plan.options import *
 from fasterai.plan.problem import *

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from fastcore.basics import patch
 from ..core.units import check_percent
-from .solver import Knapsack
+from ..core.knapsack import Knapsack
 from .costs import KEYS, Selection, CostModel
 from .options import PlanUnit, plan_kinds
 
