@@ -112,7 +112,10 @@ def pick_layers(model:nn.Module,           # the model to analyse
 # %% ../../nbs/analyze/cli.ipynb #8b2ca2cc
 def torchvision_names() -> list[str]:
     "The torchvision classification architectures `--model` accepts (built with `weights=None`)."
-    import torchvision.models as tvm
+    try: import torchvision.models as tvm
+    except ImportError as e:
+        raise ValueError("torchvision model names need torchvision, which comes with the fastai extra: "
+                         "pip install 'fasterai[fastai]' (or pass --model digits, or a saved model file)") from e
     return sorted(tvm.list_models(module=tvm))
 
 def _looks_like_path(s:str) -> bool:
@@ -123,6 +126,8 @@ def resolve_model(spec:str) -> tuple[str, object]:
     if spec == 'digits': return 'digits', None
     if Path(spec).is_file(): return 'file', Path(spec)
     if _looks_like_path(spec): raise ValueError(f"--model={spec!r}: no such file")
+    if difflib.get_close_matches(spec, ['digits'], n=1, cutoff=0.8):
+        raise ValueError(f"--model={spec!r} is not a model; did you mean 'digits'?")
     names = torchvision_names()
     if spec in names: return 'torchvision', spec
     close = difflib.get_close_matches(spec, names, n=5, cutoff=0.5)
@@ -279,10 +284,13 @@ def plan_files(kinds) -> list[str]:
 # %% ../../nbs/analyze/cli.ipynb #d3ec5d42
 def _check_args(model, compression, levels, target, input_shape, weights, out, option, device, layer_types=None, budget=None):
     "Validate everything before any work: returns the parsed values."
+    if budget is None and compression is None: compression = 'sparsity'
     if budget is not None:
-        for arg, v in (('--levels', levels), ('--target', target)):
-            if v is not None: raise ValueError(f"{arg} does not go with --budget: the plan sweeps each kind it needs at its default levels")
+        for arg, v in (('--compression', compression), ('--option', option), ('--levels', levels), ('--target', target)):
+            if v is not None: raise ValueError(f"{arg} does not go with --budget: the plan sweeps each kind the budget needs "
+                                               f"({', '.join(f'{k}: {v}' for k, v in budget_kinds.items())}) at its default levels and options")
         budget = parse_budget(budget)
+        compression = 'sparsity'          # not swept as such: the checks below only need a kind
     comp = as_compression(_kind(compression), parse_options(option, compression))
     lv = parse_levels(levels, compression)
     kind, what = resolve_model(model)
@@ -379,7 +387,7 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
 @call_parse
 def sensitivity_report(
     model:str='digits',              # 'digits' (train the demo CNN on real digits), a torchvision model name (weights=None), or a saved model file
-    compression:str='sparsity',      # a registered kind: sparsity, quantization, pruning, ...
+    compression:str=None,            # a registered kind: sparsity (default), quantization, pruning, ...
     levels:str=None,                 # comma-separated levels in the kind's unit; default: the kind's default levels
     target:float=None,               # overall percent (parameter-weighted) of targets.json; default: the kind's default target
     layers:str=None,                 # comma-separated layer names to analyse (a block's name selects the layers inside it); default: all

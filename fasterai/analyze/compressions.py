@@ -341,9 +341,13 @@ class SparsityCompression(_WeightEdit):
 def _masked(src:torch.Tensor, keep:torch.Tensor, dst:torch.Tensor):
     "`dst = src * keep` in one pass (NumPy on the CPU: ~2x faster than torch's mixed-dtype product)."
     if dst.device.type == 'cpu' and dst.dtype == src.dtype == torch.float32 and dst.is_contiguous():
-        np.multiply(src.numpy(), keep.numpy(), out=dst.numpy())
+        d = dst.numpy()
+        with np.errstate(invalid='ignore'): np.multiply(src.numpy(), keep.numpy(), out=d)
+        if not np.isfinite(d).all(): d[~np.broadcast_to(keep.numpy(), d.shape)] = 0     # inf x 0 is NaN: zeroed means 0
     else:
-        with torch.no_grad(): torch.mul(src, keep, out=dst)
+        with torch.no_grad():
+            torch.mul(src, keep, out=dst)
+            if not dst.isfinite().all(): dst.masked_fill_(~keep.expand_as(dst), 0)
 
 # %% ../../nbs/analyze/compressions.ipynb #d9c9c5ef
 @register_compression

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
 from operator import itemgetter
-import contextlib, math, traceback, warnings
+import contextlib, math, threading, traceback, warnings
 import torch_pruning as tp
 from torch_pruning.dependency import index_mapping as _index_mapping
 from .criteria import Criteria, large_final
@@ -75,6 +75,11 @@ def _depth_note_silenced():
     "torch-pruning's 'Maximum recursive depth reached!' (it gives up inferring an op's channels): what that breaks shows as a blocked group, with its reason."
     return silenced(r'Maximum recursive depth reached', UserWarning)
 
+def _from_torch_pruning(e:BaseException) -> bool:
+    "Was `e` raised inside torch-pruning's own code (not fasterai's, not the model's)?"
+    tb = traceback.extract_tb(e.__traceback__)
+    return bool(tb) and '/torch_pruning/' in tb[-1].filename.replace('\\', '/')
+
 def _in_index_mapping(e:BaseException) -> bool:
     "Did `e` come from torch-pruning's last step, mapping channel indices through ops (reshape, concat, ...)?"
     return any(f.name == 'update_index_mapping' and f.filename.endswith('index_mapping.py')
@@ -114,16 +119,19 @@ def _remap(DG, whole):
             for i, f in enumerate(m):
                 if f is not None and not isinstance(f, _Capped): m[i] = _Capped(f, cap)
 
+_patch_lock = threading.RLock()      # one thread at a time swaps torch-pruning's module-level function
+
 @contextlib.contextmanager
 def _mapping_guarded(DG):
-    "torch-pruning re-maps indices before every group: inside, `DG` maps op by op where needed and with capped mappings."
+    "torch-pruning re-maps indices before every group: inside, `DG` maps op by op where needed and with capped mappings (a DG of fasterai's own)."
     if not hasattr(DG, 'index_cap'):              # 4x the largest dimension of any parameter: a mapping beyond it has gone wrong
         DG.index_cap = 4 * max((max(p.shape) for p in DG.model.parameters() if p.dim()), default=1)
-    whole = _index_mapping.update_index_mapping
-    _index_mapping.update_index_mapping = lambda graph: (_remap(graph, whole) if graph is DG else whole(graph))
-    try:
-        with _depth_note_silenced(): yield
-    finally: _index_mapping.update_index_mapping = whole
+    with _patch_lock:
+        whole = _index_mapping.update_index_mapping
+        _index_mapping.update_index_mapping = lambda graph: (_remap(graph, whole) if graph is DG else whole(graph))
+        try:
+            with _depth_note_silenced(): yield
+        finally: _index_mapping.update_index_mapping = whole
 
 # %% ../../nbs/core/graph.ipynb #fa873297
 LAYERS = (nn.modules.conv._ConvNd, nn.Linear)
@@ -244,7 +252,7 @@ class PruningGraph:
                 seen.add(m); yield Coupling(m, [m], [self.names[m]], False, f"torch-pruning cannot follow its channels: {e}")
                 continue
             except Exception as e:
-                if not self.DG.unmapped: raise
+                if not self.DG.unmapped or not _from_torch_pruning(e): raise      # fasterai's or the model's errors go on
                 seen.add(m)                 # torch-pruning cannot follow this group's channels (through an unmapped op)
                 yield Coupling(m, [m], [self.names[m]], False, f"torch-pruning cannot follow its channels through the "
                                f"model's ops ({type(e).__name__}: {e}); the graph has unmapped ops: "

@@ -160,10 +160,13 @@ class ModelGuard:
             if self.home is not None:
                 stack.callback(m.to, self.home)
                 m.to(self.device)
-            # every slot and the object it holds; copies where the work happens, so restores stay on one device
+            # every module's class and children, every slot and the object it holds, every requires_grad flag; copies
+            # where the work happens, so restores stay on one device
+            self.structure = [(x, n, x.__class__, dict(x._modules)) for n, x in m.named_modules(remove_duplicate=False)]
             self.slots = [(x, d, k, t) for x in m.modules() for d in (x._parameters, x._buffers) for k, t in d.items()]
             self._buffer_slots = [(d, k, t) for x, d, k, t in self.slots if d is x._buffers]
             self.names = {id(t): n for n, t in [*m.named_parameters(), *m.named_buffers()]}
+            self.grad_flags = [(p, p.requires_grad) for p in m.parameters()]
             keep = [t for n, t in [*m.named_parameters(), *m.named_buffers()]] if self.verify is True else list(m.buffers())
             self._copies = {id(t): t.detach().clone() for t in keep}
             m.eval()
@@ -189,17 +192,29 @@ class ModelGuard:
             else: t.data = saved.clone()
         if dst: torch._foreach_copy_(dst, src)
 
-    @torch.no_grad()
-    def _put_back(self) -> list:
-        "Original objects into their slots, added slots removed, values restored from the copies: names of what differed."
-        fixed, known = [], {(id(d), k) for _, d, k, _ in self.slots}
-        for x in self.model.modules():
+    def _put_back_structure(self) -> list:
+        "Each module's class, children, slots and `requires_grad` flags as on entry: names of what differed."
+        fixed = []
+        for x, n, cls, mods in self.structure:
+            if x.__class__ is not cls: x.__class__ = cls; fixed.append(f"{n or 'model'} (class)")
+            if x._modules.keys() != mods.keys() or any(x._modules[k] is not v for k, v in mods.items()):
+                x._modules.clear(); x._modules.update(mods); fixed.append(f"{n or 'model'} (submodules)")
+        known = {(id(d), k) for _, d, k, _ in self.slots}
+        for x, n, _, _ in self.structure:
             for d in (x._parameters, x._buffers):
-                for k in [k for k in d if (id(d), k) not in known]: del d[k]
+                for k in [k for k in d if (id(d), k) not in known]: del d[k]; fixed.append(f"{n + '.' if n else ''}{k} (added)")
         for x, d, k, t in self.slots:
             if d.get(k) is not t:
                 d[k] = t
                 if t is not None: fixed.append(self.names.get(id(t), k))
+        for p, rg in self.grad_flags:
+            if p.requires_grad != rg: p.requires_grad_(rg); fixed.append(f"{self.names.get(id(p), '?')} (requires_grad)")
+        return fixed
+
+    @torch.no_grad()
+    def _put_back(self) -> list:
+        "Original objects into their slots, added slots removed, values restored from the copies: names of what differed."
+        fixed = []
         seen = set()
         for x, d, k, t in self.slots:
             saved = None if t is None or id(t) in seen else self._copies.get(id(t))
@@ -218,18 +233,22 @@ class ModelGuard:
 
     def __exit__(self, *exc):
         try:
-            if self.verify is True: fixed = self._put_back()       # on the working device, before the move home
-            else: self.restore_buffers(); fixed = []
+            fixed = self._put_back_structure()
+            if self.verify is True: fixed += self._put_back()      # on the working device, before the move home
+            else: self.restore_buffers()
         finally:
             self._stack.close()                           # device back home, added hooks removed, flags restored
             self._copies = {}
+        fixed = sorted(set(fixed))
         if fixed:
-            warnings.warn(f"fasterai restored {len(fixed)} tensor(s) of the model from its own copy, as they did not come "
+            warnings.warn(f"fasterai restored {len(fixed)} part(s) of the model from its own record, as they did not come "
                           f"back exactly: {fixed[:5]}{' ...' if len(fixed) > 5 else ''}. The model is as before; please "
                           f"report this", RuntimeWarning, stacklevel=2)
         if self.verify == 'checksum':
             diff = self.differences()
             if diff:
-                raise RuntimeError(f"the model did not come back exactly: {len(diff)} tensor(s) differ from before "
-                                   f"({diff[:5]}{' ...' if len(diff) > 5 else ''}); please report this") from exc[1]
+                msg = (f"the model did not come back exactly: {len(diff)} tensor(s) differ from before "
+                       f"({diff[:5]}{' ...' if len(diff) > 5 else ''}); please report this")
+                if exc[1] is not None: exc[1].add_note(msg); return False     # the exception in flight (Ctrl-C too) goes on
+                raise RuntimeError(msg)
         return False
