@@ -768,9 +768,11 @@ def _sweep_to_layer_targets(self:SweepResult,
                             min_pct:float=0,       # no layer gets less
                             max_pct:float=99,      # no layer gets more
                             budget:str='params',   # weigh layers by 'params' or by compute ('flops', MACs)
-                            metric:str|None=None   # allocate by this metric's curves (None: `metric_name`)
+                            metric:str|None=None,  # allocate by this metric's curves (None: `metric_name`)
+                            extrapolate:bool=False # allow levels beyond each layer's highest measured one (its curve goes on at its last slope)
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
+    if not isinstance(extrapolate, bool): raise TypeError(f"extrapolate={extrapolate!r} must be True or False")
     self = _for_targets(self, metric, target_pct, min_pct, max_pct)
     if budget not in ('params', 'flops'): raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
     d = self.deltas
@@ -786,7 +788,7 @@ def _sweep_to_layer_targets(self:SweepResult,
     for u in units:
         dj = d[idx[u[0].name]]; ok = ~np.isnan(dj)
         curves.append((np.array(self.levels, dtype=float)[ok], dj[ok]))
-    t = curve_targets(curves, w, target_pct, min_pct, max_pct)
+    t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate)
     return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/prune/pruner.ipynb #390dc645
 from __future__ import annotations
-import math, warnings
+import math, warnings, weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
@@ -78,6 +78,9 @@ class _Group:
     def channels(self) -> int: return self.graph.out_channels(self.root)
 
 # %% ../../nbs/prune/pruner.ipynb #654200d9
+_fixed_cache = weakref.WeakKeyDictionary()   # model -> (its modules, `_fixed_reshapes`): the forward's code does not change
+_fx_warned = set()                          # model classes torch.fx could not trace, warned about once
+
 class Pruner:
     "Remove the lowest-scoring output channels of a model, with everything coupled to them (torch-pruning)."
     def __init__(self,
@@ -122,12 +125,18 @@ class Pruner:
         return out
 
     def _fixed_reshapes(self) -> dict:
-        "Layer name -> why not: layers whose channels reach a view/reshape with literal sizes (`x.view(-1, 256)`)."
+        "Layer name -> why not: layers whose channels reach a view/reshape with literal sizes (`x.view(-1, 256)`); read once per model."
+        key = tuple((n, type(m)) for n, m in self.model.named_modules())
+        hit = _fixed_cache.get(self.model)
+        if hit is not None and hit[0] == key: return hit[1]
         try: gm = fx.symbolic_trace(self.model)
         except Exception as e:
-            warnings.warn(f"torch.fx cannot trace {type(self.model).__name__} ({type(e).__name__}: {str(e)[:200]}), so the "
-                          f"Pruner cannot see reshapes with hard-coded sizes: if one takes a pruned layer's channels "
-                          f"(e.g. x.view(-1, 256)), the pruned model will fail there", UserWarning)
+            if type(self.model) not in _fx_warned:
+                _fx_warned.add(type(self.model))
+                warnings.warn(f"torch.fx cannot trace {type(self.model).__name__} ({type(e).__name__}: {str(e)[:200]}), so the "
+                              f"Pruner cannot see reshapes with hard-coded sizes: if one takes a pruned layer's channels "
+                              f"(e.g. x.view(-1, 256)), the pruned model will fail there", UserWarning)
+            _fixed_cache[self.model] = (key, {})
             return {}
         modules, out = dict(gm.named_modules()), {}
         for node in gm.graph.nodes:
@@ -136,6 +145,7 @@ class Pruner:
             for n in _feeding_layers(node, modules, LAYERS):
                 out.setdefault(n, f"its channels reach a {node.target} with fixed sizes {sizes} in the forward "
                                   f"(node {node.name!r}); removing any would break it")
+        _fixed_cache[self.model] = (key, out)
         return out
 
     def _build_groups(self) -> list:
