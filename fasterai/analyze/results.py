@@ -116,6 +116,11 @@ def _interval(lo, hi) -> dict:
     return {} if lo is None else {'ci_low': lo, 'ci_high': hi}
 
 # %% ../../nbs/analyze/results.ipynb #97a718a1
+def _status(l) -> str:
+    "What happened to a layer in an analysis: 'failed', 'unprunable' or 'measured'."
+    if l.reason is not None and l.reason.startswith('failed '): return 'failed'
+    return 'unprunable' if l.prunable is False else 'measured'
+
 @dataclass(eq=False)
 class LayerSensitivity(_Record):
     "How much compressing one layer (alone) changed the metric."
@@ -135,6 +140,11 @@ class LayerSensitivity(_Record):
     ci_high:float|None=None         # high end of the delta's interval
     others:dict|None=None           # the other metrics of the same evaluation: name -> {'compressed_metric', 'ci_low', 'ci_high'}
     _core = ('name', 'layer_type', 'params', 'baseline_metric', 'compressed_metric', 'delta')
+
+    @property
+    def status(self) -> str:
+        "'failed' (compressing or evaluating it raised: `reason` says at which level and what), 'unprunable', or 'measured'."
+        return _status(self)
 
     @property
     def measured(self) -> bool: return not math.isnan(self.delta)
@@ -500,6 +510,11 @@ class LayerCurve(_Record):
     ci_high:list|None=None            # high end of each level's delta interval
     others:dict|None=None             # the other metrics: name -> {'metrics': [...], 'ci_low': [...], 'ci_high': [...]}
     _core = ('name', 'layer_type', 'params', 'metrics')
+
+    @property
+    def status(self) -> str:
+        "'failed' (compressing or evaluating it raised: `reason` says at which level and what), 'unprunable', or 'measured'."
+        return _status(self)
 
     def _with_metric(self, new:str, old:str, baseline:float, higher_is_better:bool) -> LayerCurve:
         "This curve reading metric `new`; `old` joins the others."

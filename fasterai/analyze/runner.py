@@ -49,6 +49,8 @@ class UnitResult:
     removed:list              # pruning: output channels removed per level (None: not applicable)
     stopped_at:object=None    # the level where early stop cut the unit short (None: not stopped)
     ci:list|None=None         # per level: None, [low, high] of the delta, or a dict name -> [low, high] (None: no intervals)
+    failed:str|None=None      # why it stopped: the level, the exception type and message (None: it did not fail)
+    error:object=None         # that exception (not saved: for chaining when every unit fails)
 
     @classmethod
     def unmeasured(cls, n_levels:int) -> UnitResult: return cls([math.nan] * n_levels, [None] * n_levels)
@@ -83,19 +85,34 @@ def measure_unit(comp,                  # a `Compression`, prepared
                  progress:Progress|None=None,
                  after=None,            # called after each level (the sharded loop learns there whether a rank failed)
                  metric:str|None=None,  # with several metrics: the one early stop reads
-                 intervals=None         # a `DeltaIntervals` for the evaluator's per-sample values (None: no intervals)
+                 intervals=None,        # a `DeltaIntervals` for the evaluator's per-sample values (None: no intervals)
+                 errors:str='record',   # 'record': a level that raises ends the unit, recorded as failed; 'raise': the error goes on
+                 repair=None            # after a failure: called to give the model back (e.g. the guard's `put_back`)
                 ) -> UnitResult:
     "Compress `unit` at each level, evaluate, undo; stop early if told to; queue its deltas' intervals (they arrive at `intervals.flush()`)."
     res = UnitResult.unmeasured(len(levels))
     if unit.prunable is False: return res
     if intervals is not None: res.ci = [None] * len(levels)
     for i, level in enumerate(levels):
-        with comp.applied(unit, level) as info:
-            info = info or {}
-            res.removed[i] = info.get('channels_removed')
-            if res.removed[i] != 0:
-                res.metrics[i] = evaluator.compressed(info.get('touched'))
-                if intervals is not None: intervals.add(res.ci, i, evaluator.last_samples)
+        try:
+            with comp.applied(unit, level) as info:
+                info = info or {}
+                res.removed[i] = info.get('channels_removed')
+                if res.removed[i] != 0:
+                    res.metrics[i] = evaluator.compressed(info.get('touched'))
+                    if intervals is not None: intervals.add(res.ci, i, evaluator.last_samples)
+        except Exception as e:                                   # not Ctrl-C: that stops everything
+            if errors == 'raise': raise
+            res.metrics[i], res.removed[i] = math.nan, None
+            msg = (str(e).strip().splitlines() or [''])[0][:300]
+            at = getattr(comp, 'format_level', lambda l: f"{l:g}")(level)                   # a kind says "50%", "4 bits"
+            res.failed, res.error = f"at {at}: {type(e).__name__}: {msg}", e
+            if repair is not None: repair()
+            if reset is not None: reset()
+            for _ in levels[i:]:                                 # the levels it will not reach still count, for the bar and the ranks
+                if progress is not None: progress.step(f"{unit.names[0]} failed")
+                if after is not None: after()
+            break
         if reset is not None: reset()
         if progress is not None: progress.step(f"{unit.names[0]} at {level:g}")
         if after is not None: after()
@@ -292,7 +309,7 @@ def _dec_pair(v, what):
 
 _dec_value = _dec_named(dec_float)
 _UNIT_FIELDS = {'names': list_of(dec_str), 'metrics': list_of(_dec_value), 'removed': list_of(opt(dec_int)),
-                'stopped_at': opt(dec_level), 'ci': opt(list_of(opt(_dec_named(_dec_pair))))}
+                'stopped_at': opt(dec_level), 'ci': opt(list_of(opt(_dec_named(_dec_pair)))), 'failed': opt(dec_str)}
 _UNIT_REQUIRED = ['names', 'metrics', 'removed', 'stopped_at']        # 'ci' only with intervals
 _CK_FIELDS = {'fingerprint': _dec_fingerprint, 'baseline': _dec_value,
               'units': list_of(lambda v, what: decode(dict, v, _UNIT_FIELDS, what, _UNIT_REQUIRED))}
@@ -346,14 +363,15 @@ class Checkpoint:
                         ud['stopped_at'] is not None and ud['stopped_at'] not in levels) or (
                         ud.get('ci') is not None and len(ud['ci']) != len(levels)):
                     raise ValueError(f"checkpoint {str(p)!r} is malformed: units[{k}] does not have one value per level {levels}")
-                done.setdefault(i, UnitResult(ud['metrics'], ud['removed'], ud['stopped_at'], ud.get('ci')))
+                done.setdefault(i, UnitResult(ud['metrics'], ud['removed'], ud['stopped_at'], ud.get('ci'), ud.get('failed')))
         return baselines, done
 
     def save(self, path, baseline, units:list, done:dict):
         "Write the finished units `done` (index -> UnitResult) to `path`, atomically."
         d = {'format': FORMAT, 'version': 1, 'kind': _CK_KIND, 'fingerprint': self.fingerprint, 'baseline': baseline,
              'units': [{'names': list(units[i].names), 'metrics': r.metrics, 'removed': r.removed, 'stopped_at': r.stopped_at,
-                        **({} if r.ci is None else {'ci': r.ci})} for i, r in sorted(done.items())]}
+                        **({} if r.ci is None else {'ci': r.ci}), **({} if r.failed is None else {'failed': r.failed})}
+                       for i, r in sorted(done.items())]}
         path = Path(path)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
@@ -446,9 +464,12 @@ def run_units(comp,                      # a `Compression` (prepared and closed 
               fingerprint:dict|None=None,# `analysis_fingerprint`: required with `checkpoint`; compared across ranks
               distributed=False,         # False: this process alone; True: shard over the default process group; or a `ProcessGroup`
               metric:str|None=None,      # several metrics: the one that ranks and early stop reads (None: the first); must be one of them
-              confidence=None            # intervals from per-sample values: `PairedBootstrap` keywords (level, resamples, seed), or n -> a `PairedBootstrap` (to reuse its resamples); None: none
+              confidence=None,           # intervals from per-sample values: `PairedBootstrap` keywords (level, resamples, seed), or n -> a `PairedBootstrap` (to reuse its resamples); None: none
+              errors:str='record',       # 'record': a unit whose compression or evaluation raises is recorded as failed, the run goes on; 'raise': stop there
+              repair=None                # after a failed unit: gives the model back (e.g. `ModelGuard.put_back`)
              ) -> Measurements:
     "Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from `checkpoint`."
+    if errors not in ('record', 'raise'): raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     r = dist_ranks(distributed)
     if checkpoint is not None and fingerprint is None: raise ValueError("a checkpoint needs the analysis' fingerprint")
     local = {}                                  # this rank's units and checkpoint; whether `prepare` was called (then close)
@@ -472,7 +493,7 @@ def run_units(comp,                      # a `Compression` (prepared and closed 
             try:
                 iv = local['intervals']
                 for i in share:
-                    out[i] = measure_unit(comp, units[i], levels, evaluator, base, early_stop, reset, pb, after, metric, iv)
+                    out[i] = measure_unit(comp, units[i], levels, evaluator, base, early_stop, reset, pb, after, metric, iv, errors, repair)
                     if ck is not None:
                         if iv is not None: iv.flush()                   # the saved unit has its intervals
                         ck.save(mine, base, units, {**done, **out})

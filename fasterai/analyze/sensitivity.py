@@ -157,6 +157,7 @@ class SensitivityAnalyzer:
                 checkpoint=None,                 # JSON file: save each finished layer, resume from it when rerun
                 distributed=False,               # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
                 early_stop=None,                 # refused: one level leaves nothing to cut short (use `sweep`)
+                errors:str='record',             # 'record': a layer whose compression or evaluation raises is reported failed, the others measured; 'raise': stop there
                 **options                        # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
                ) -> SensitivityResult:
         "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
@@ -165,8 +166,8 @@ class SensitivityAnalyzer:
                              f"threshold, sparing the stronger levels; analyze measures each layer at one level, so there is "
                              f"nothing to spare: use sweep(compression, levels, early_stop={early_stop!r})")
         sw = _run(self, compression, [level], layers, None, options, _check_flag('verbose', verbose), single=True,
-                  checkpoint=checkpoint, keywords=('layers', 'verbose', 'checkpoint', 'distributed', 'early_stop'),
-                  distributed=distributed)
+                  checkpoint=checkpoint, keywords=('layers', 'verbose', 'checkpoint', 'distributed', 'early_stop', 'errors'),
+                  distributed=distributed, errors=errors)
         res = sw.at(sw.levels[0])
         res.timing = sw.timing
         return res
@@ -180,12 +181,13 @@ class SensitivityAnalyzer:
               verbose:bool=True,                 # progress bar; False prints nothing
               checkpoint=None,                   # JSON file: save each finished layer, resume from it when rerun
               distributed=False,                 # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
+              errors:str='record',               # 'record': a layer whose compression or evaluation raises is reported failed, the others measured; 'raise': stop there
               **options                          # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
              ) -> SweepResult:
         "Measure every layer at every level against one baseline: a `SweepResult` (curves, heat map, `.at(level)`)."
         return _run(self, compression, levels, layers, early_stop, options, _check_flag('verbose', verbose), single=False,
-                    checkpoint=checkpoint, keywords=('levels', 'layers', 'early_stop', 'verbose', 'checkpoint', 'distributed'),
-                    distributed=distributed)
+                    checkpoint=checkpoint, keywords=('levels', 'layers', 'early_stop', 'verbose', 'checkpoint', 'distributed', 'errors'),
+                    distributed=distributed, errors=errors)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #436bdbfb
 def _sweep_levels(cls) -> list:
@@ -235,9 +237,10 @@ def _series(r, name, n_levels:int, ci:bool) -> dict:
     return out
 
 def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bool, single:bool,
-         checkpoint=None, keywords=(), distributed=False) -> SweepResult:
+         checkpoint=None, keywords=(), distributed=False, errors:str='record') -> SweepResult:
     "The analysis behind `analyze` and `sweep`."
     t0 = time.perf_counter()
+    if errors not in ('record', 'raise'): raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     cfg = as_compression(compression, options, keywords)
     cls = type(cfg)
     lv = _check_levels(cls, _sweep_levels(cls) if levels is None else levels, single)
@@ -257,8 +260,12 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
               if checkpoint is not None or distributed is not False else None)
         try: m = run_units(comp, lv, ev, early_stop=stop, reset=guard.restore_buffers, verbose=verbose,
                            checkpoint=checkpoint, fingerprint=fp, distributed=distributed, metric=self.metric_name,
-                           confidence=None if self.confidence is None else self._bootstrap)
+                           confidence=None if self.confidence is None else self._bootstrap, errors=errors, repair=guard.put_back)
         finally: ev.close()
+    tried = [r for u, r in zip(m.units, m.results) if u.prunable is not False]
+    if tried and all(r.failed is not None for r in tried):
+        first = tried[0]
+        raise RuntimeError(f"every layer failed; the first, {m.units[m.results.index(first)].names[0]!r}, {first.failed}") from first.error
     names = list(m.baseline) if isinstance(m.baseline, dict) else None
     primary = (self.metric_name or names[0]) if names else None
     dirs = ev.directions if names else {None: getattr(ev, 'direction', self.higher_is_better is not False)}
@@ -271,7 +278,8 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
         others = {n: _series(r, n, len(lv), has_ci(n)) for n in names if n != primary} if names else None
         for n in u.names:
             curves.append(LayerCurve(n, type(sel[n]).__name__, sel[n].weight.numel(), list(main['metrics']), macs.get(n) or None,
-                                     r.stopped_at, u.group, None if u.members is None else list(u.members), u.prunable, u.reason,
+                                     r.stopped_at, u.group, None if u.members is None else list(u.members), u.prunable,
+                                     u.reason if r.failed is None else f"failed {r.failed}",
                                      list(r.removed) if any(x is not None for x in r.removed) else None,
                                      main.get('ci_low'), main.get('ci_high'),
                                      None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()}))
@@ -286,7 +294,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
 _init_kwargs = ('data', 'metric', 'suffix', 'max_cache_mb', 'device', 'calibration_data', 'confidence', 'resamples', 'bootstrap_seed')
-_analyze_kwargs = ('layers', 'checkpoint', 'distributed', 'early_stop')
+_analyze_kwargs = ('layers', 'checkpoint', 'distributed', 'early_stop', 'errors')
 
 def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)
                         sample=None,                    # an example input: a tensor (a batch), a tuple of inputs or a dict

@@ -226,6 +226,13 @@ class ModelGuard:
             fixed.append(self.names.get(id(t), k))
         return sorted(set(fixed))
 
+    def put_back(self) -> list:
+        "Give the model back as it was on entry, now, inside the block (after a failed step): names of what differed."
+        fixed = self._put_back_structure()
+        if self.verify is True: fixed += self._put_back()
+        else: self.restore_buffers()
+        return sorted(set(fixed))
+
     def differences(self) -> list:
         "Names of the parameters and buffers whose checksum, shape or presence differs from entry (`verify='checksum'`)."
         now = model_checksums(self.model)
