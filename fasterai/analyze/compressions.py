@@ -371,7 +371,14 @@ class QuantizationCompression(_WeightEdit):
         if self.options['quant_activations']:
             data = [s.sample] if s.calibration_data is None else calibration_batches(s.calibration_data)
             dev = next(iter(s.layers.values())).weight.device
-            self.ranges = calibrate_ranges(s.model, s.layers, (to_device(b, dev) for b in data))
+            self.ranges = calibrate_ranges(s.model, s.layers, (to_device(b, dev) for b in data), strict=False)
+
+    def units(self) -> list[Unit]:
+        "One unit per layer; with `quant_activations`, a layer whose output no hook sees is left out, with the reason."
+        if not self.options['quant_activations']: return super().units()
+        why = ("its output is not seen as a tensor in the forward (its parent uses its weight directly, as "
+               "nn.MultiheadAttention does with out_proj, or it returns a tuple): its activations cannot be quantized")
+        return [Unit([n]) if n in self.ranges else Unit([n], None, None, False, why) for n in self.setup.layers]
 
     def apply(self, unit:Unit, level) -> dict:
         name = unit.names[0]; m = self.setup.layers[name]

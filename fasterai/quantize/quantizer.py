@@ -52,8 +52,8 @@ def out_channel_axis(m:nn.Module) -> int:
 
 # %% ../../nbs/quantize/quantizer.ipynb #898bba62
 @torch.no_grad()
-def calibrate_ranges(model:nn.Module, layers:dict, batches) -> dict:
-    "Min and max of every layer's output over `batches`, from forward passes with temporary hooks."
+def calibrate_ranges(model:nn.Module, layers:dict, batches, strict:bool=True) -> dict:
+    "Min and max of every layer's output over `batches`, from forward passes with temporary hooks; `strict=False` leaves out the layers with no tensor output."
     ranges = {}
     def hook(name, m, args, out):
         if not isinstance(out, torch.Tensor): return
@@ -66,7 +66,10 @@ def calibrate_ranges(model:nn.Module, layers:dict, batches) -> dict:
     finally:
         for h in hs: h.remove()
     missing = [n for n in layers if n not in ranges]
-    if missing: raise ValueError(f"layers {missing} produced no tensor output during calibration: cannot quantize their activations")
+    if missing and strict:
+        raise ValueError(f"layers {missing} produced no tensor output during calibration: cannot quantize their activations "
+                         f"(a layer whose parent uses its weight directly, as nn.MultiheadAttention does with out_proj, or one "
+                         f"returning a tuple)")
     return ranges
 
 def _quantize_output(module, args, out, lo, hi, bits): return fake_quantize_affine(out, lo, hi, bits)
