@@ -39,7 +39,7 @@ def parse_args(argv=None):
     a.parts = [x.strip() for x in a.parts.split(',') if x.strip()]
     bad = [x for x in a.parts if x not in ('solve', 'front', 'verify')]
     if bad: p.error(f"--parts: unknown {bad}; allowed: solve, front, verify")
-    if min(a.units, a.levels, a.width, a.points, a.repeat) < 2 and a.repeat < 1: p.error('sizes must be positive')
+    if min(a.units, a.levels, a.width, a.points) < 2 or a.repeat < 1: p.error("--units, --levels, --width and --points must be at least 2, --repeat at least 1")
     return a
 
 

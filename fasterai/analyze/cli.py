@@ -16,10 +16,10 @@ from ..core.select import select_modules
 from ..plan.plan import plan_compression, check_budget, KEYS
 
 # %% auto #0
-__all__ = ['max_target_pct', 'default_input_shape', 'pickle_warning', 'budget_kinds', 'check_choice', 'parse_levels',
-           'parse_options', 'parse_shape', 'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model',
-           'file_kind', 'load_weights', 'load_model_file', 'output_change_fn', 'bar_level', 'report_files',
-           'write_report', 'parse_budget', 'plan_files', 'sensitivity_report', 'normalize_options', 'main']
+__all__ = ['max_target_pct', 'default_input_shape', 'pickle_warning', 'check_choice', 'parse_levels', 'parse_options',
+           'parse_shape', 'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'file_kind',
+           'load_weights', 'load_model_file', 'output_change_fn', 'bar_level', 'report_files', 'write_report',
+           'budget_kinds', 'parse_budget', 'plan_files', 'sensitivity_report', 'normalize_options', 'main']
 
 # %% ../../nbs/analyze/cli.ipynb #2a55c339
 max_target_pct = 99                                  # `SweepResult.to_layer_targets`' default max_pct
@@ -262,7 +262,9 @@ def write_report(sweep:SweepResult,       # the sweep to report
     return files
 
 # %% ../../nbs/analyze/cli.ipynb #37190aca
-budget_kinds = {'macs': ('pruning',), 'params': ('sparsity', 'pruning'), 'bytes': ('sparsity', 'quantization')}
+def budget_kinds(budget) -> list[str]:
+    "The registered kinds that reduce something the budget limits (`Compression.reduces`), in registry order."
+    return [k for k, c in compressions.items() if set(c.reduces) & set(budget)]
 
 def parse_budget(text:str) -> dict:
     "`'macs=50,bytes=10'` -> `{'macs': 50.0, 'bytes': 10.0}`: what the compressed model may keep, percent of dense."
@@ -288,7 +290,7 @@ def _check_args(model, compression, levels, target, input_shape, weights, out, o
     if budget is not None:
         for arg, v in (('--compression', compression), ('--option', option), ('--levels', levels), ('--target', target)):
             if v is not None: raise ValueError(f"{arg} does not go with --budget: the plan sweeps each kind the budget needs "
-                                               f"({', '.join(f'{k}: {v}' for k, v in budget_kinds.items())}) at its default levels and options")
+                                               f"({', '.join(f'{k}: {budget_kinds([k])}' for k in KEYS)}) at its default levels and options")
         budget = parse_budget(budget)
         compression = 'sparsity'          # not swept as such: the checks below only need a kind
     comp = as_compression(_kind(compression), parse_options(option, compression))
@@ -356,7 +358,7 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
 
 def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0) -> dict:
     "`--budget`: sweep the kinds the budget needs, plan, verify on a copy, write and print the report."
-    kinds = [k for k in compressions if any(k in budget_kinds[b] for b in budget)]
+    kinds = budget_kinds(budget)
     head = head + [f"Budget: {', '.join(f'{k} <= {v:g}%' for k, v in budget.items())} of the dense model; sweeping "
                    + ', '.join(f"{k} at {', '.join(get_compression(k).format_level(l) for l in get_compression(k).default_levels)}"
                                for k in kinds)]

@@ -16,10 +16,11 @@ from ..core.units import check_percent, check_bits
 from ..core.model import ModelGuard, silenced
 from ..sparse.sparsifier import layer_mask, MaskScratch
 from ..core.inputs import run_model, input_shape, to_device
-from ..quantize.quantizer import fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges, _quantize_output
+from ..quantize.quantizer import (fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges, calibration_batches,
+                                        _quantize_output)
 
 # %% auto #0
-__all__ = ['PERCENT', 'BITS', 'compressions', 'first_item', 'calibration_batches', 'LevelUnit', 'Option', 'Unit', 'AnalysisSetup',
+__all__ = ['PERCENT', 'BITS', 'compressions', 'first_item', 'LevelUnit', 'Option', 'Unit', 'AnalysisSetup',
            'register_compression', 'get_compression', 'option_names', 'Compression', 'as_compression', 'describe_kinds',
            'SparsityCompression', 'QuantizationCompression', 'PruningCompression']
 
@@ -28,11 +29,6 @@ def first_item(inputs):
     "The first example of a batched tensor (shape `(1, ...)`); anything else as it is."
     if isinstance(inputs, torch.Tensor) and inputs.dim() > 1 and inputs.shape[0] > 1: return inputs[:1]
     return inputs
-
-def calibration_batches(data):
-    "Model inputs from calibration data: a tensor or dict is one batch; otherwise each item is a batch, and of an `(x, y)` tuple only `x` is used."
-    if isinstance(data, (torch.Tensor, dict)): yield data; return
-    for b in data: yield b[0] if isinstance(b, (tuple, list)) else b
 
 # %% ../../nbs/analyze/compressions.ipynb #6d1e0c03
 @dataclass(frozen=True)
@@ -139,6 +135,7 @@ class Compression:
     default_target:float|None = None   # command line: overall percent of targets.json (None: it writes none)
     targets_hint:str|None = None       # command line: how to apply targets.json, '{path}' standing for its path
     structured:bool = False            # units are coupled groups (`Unit.group`): members share one measurement and one target
+    reduces:tuple = ()                 # what it makes the model keep less of: 'params', 'macs', 'bytes' (the planner's budgets)
     uses_criteria:bool = True          # ranks weights/filters with the analysis' criteria (recorded in `settings`)
 
     def __init__(self,
@@ -288,7 +285,7 @@ class _WeightEdit(Compression):
 @register_compression
 class SparsityCompression(_WeightEdit):
     "Zero the lowest-scoring `level`% of one layer's weight groups, as `Sparsifier.sparsify_layer` does."
-    name, unit = 'sparsity', PERCENT
+    name, unit, reduces = 'sparsity', PERCENT, ('params', 'bytes')   # zeros: fewer nonzero weights, as many MACs
     options = (Option('granularity', 'weight', "which weights are zeroed together: 'weight', 'kernel', 'filter', ... "
                                                "(fasterai.core.granularity)"),)
     default_levels, default_target = (50, 70, 80, 90, 95, 99), 80
@@ -353,7 +350,7 @@ def _masked(src:torch.Tensor, keep:torch.Tensor, dst:torch.Tensor):
 @register_compression
 class QuantizationCompression(_WeightEdit):
     "Fake-quantize one layer's weights to `level` bits (symmetric), and with `quant_activations` its output (asymmetric)."
-    name, unit, uses_criteria = 'quantization', BITS, False
+    name, unit, uses_criteria, reduces = 'quantization', BITS, False, ('bytes',)
     options = (Option('quant_per_channel', True, "one weight scale per output channel (else one for the tensor)"),
                Option('quant_activations', False, "also fake-quantize each layer's output (asymmetric, per tensor, calibrated once)",
                       estimable=False))
@@ -404,7 +401,7 @@ class QuantizationCompression(_WeightEdit):
 @register_compression
 class PruningCompression(Compression):
     "Remove `level`% of the output channels of one coupled group with the Pruner, then restore it exactly."
-    name, unit, structured = 'pruning', PERCENT, True
+    name, unit, structured, reduces = 'pruning', PERCENT, True, ('params', 'macs', 'bytes')
     default_levels, default_target = (10, 25, 50, 75), 30
     targets_hint = "Pruner(model, json.load(open('{path}')), example_inputs=x).prune_model()"
 

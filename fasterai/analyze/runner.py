@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 from fastprogress.fastprogress import progress_bar
-from .evaluation import digest_into, tensor_bytes, tensor_desc
+from .evaluation import digest_into, tensor_bytes, tensor_desc, _short
 from .confidence import PairedBootstrap, DeltaIntervals, NO_INTERVAL
 from .serialize import (jsonable, read_json, decode, dec_float, dec_int, dec_level, dec_str, dec_dict,
                                         opt, list_of, FORMAT)
@@ -104,9 +104,8 @@ def measure_unit(comp,                  # a `Compression`, prepared
         except Exception as e:                                   # not Ctrl-C: that stops everything
             if errors == 'raise': raise
             res.metrics[i], res.removed[i] = math.nan, None
-            msg = (str(e).strip().splitlines() or [''])[0][:300]
             at = getattr(comp, 'format_level', lambda l: f"{l:g}")(level)                   # a kind says "50%", "4 bits"
-            res.failed, res.error = f"at {at}: {type(e).__name__}: {msg}", e
+            res.failed, res.error = f"at {at}: {type(e).__name__}: {_short(e, 300)}", e
             if repair is not None: repair()
             if reset is not None: reset()
             for _ in levels[i:]:                                 # the levels it will not reach still count, for the bar and the ranks

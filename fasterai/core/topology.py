@@ -13,7 +13,7 @@ from .graph import PruningGraph, dependency_graph
 from .select import select_modules
 
 # %% auto #0
-__all__ = ['channel_dependencies', 'not_safe_to_prune', 'zeroed_filters', 'fix_mask_conflict']
+__all__ = ['channel_dependencies', 'fixed_reshape_layers', 'not_safe_to_prune', 'zeroed_filters', 'fix_mask_conflict']
 
 # %% ../../nbs/core/topology.ipynb #1b86b3f6
 def _coupled_sets(graph:PruningGraph) -> list:
@@ -64,18 +64,25 @@ def _feeding_layers(node:fx.Node, modules:dict, types:tuple) -> set:
     return found
 
 # %% ../../nbs/core/topology.ipynb #d18fbfd3
+def fixed_reshape_layers(model:nn.Module) -> dict:
+    "Layer name -> why: the layers whose output channels reach a view/reshape with literal sizes, read from the forward with torch.fx."
+    try: gm = fx.symbolic_trace(model)
+    except Exception as e:
+        raise ValueError(f"torch.fx cannot trace {type(model).__name__} ({type(e).__name__}: {e}); "
+                         "reading the reshapes needs a model without data-dependent Python control flow") from e
+    types, modules, out = tuple(Granularities.available_modules()), dict(gm.named_modules()), {}
+    for node in gm.graph.nodes:
+        sizes = _fixed_sizes(node, modules)
+        if not sizes: continue
+        for n in _feeding_layers(node, modules, types):
+            out.setdefault(n, f"its channels reach a {node.target} with fixed sizes {sizes} in the forward (node {node.name!r})")
+    return out
+
 def not_safe_to_prune(model:nn.Module,    # the model to analyse; left unchanged
                       example_inputs,     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                      ) -> list:
     "Names of the layers whose output channels feed a shape-fixing reshape, directly or through coupling."
-    try: gm = fx.symbolic_trace(model)
-    except Exception as e:
-        raise ValueError(f"torch.fx cannot trace {type(model).__name__} ({type(e).__name__}: {e}); "
-                         "not_safe_to_prune needs a model without data-dependent Python control flow") from e
-    types, modules = tuple(Granularities.available_modules()), dict(gm.named_modules())
-    direct = set()
-    for node in gm.graph.nodes:
-        if _fixed_sizes(node, modules): direct |= _feeding_layers(node, modules, types)
+    direct = set(fixed_reshape_layers(model))
     unsafe = set(direct)
     for s in channel_dependencies(model, example_inputs):
         if s & direct: unsafe |= s

@@ -81,11 +81,12 @@ def named_criteria(name:str):
 class PlanKind:
     "How a compression kind enters a plan: per layer or per coupled group, its effect on the costs, its order, how it is applied."
     compression:type = Compression   # the analysis' kind (its `name` and level unit)
-    per_group:bool = False           # options per coupled pruning group (else per layer)
     order:int = 0                    # when it is applied: lower first
 
     @property
     def name(self) -> str: return self.compression.name
+    @property
+    def per_group(self) -> bool: return self.compression.structured   # options per coupled group (else per layer)
 
     def options(self, levels, damage, step, extrapolate) -> tuple[list, list]:
         "The levels a unit may take, and their predicted damage."
@@ -103,7 +104,7 @@ def _criteria_of(settings, criteria): return criteria if criteria is not None el
 
 class PruningPlan(PlanKind):
     "Pruning: one percent per coupled group, applied first with the `Pruner` (it changes the shapes the others work on)."
-    compression, per_group, order = PruningCompression, True, 0
+    compression, order = PruningCompression, 0
     def select(self, sel, unit, level): sel.pruning[unit.name] = level
     def apply(self, model, targets, settings, sample=None, calibration_data=None, criteria=None):
         if sample is None: raise ValueError("applying a pruning plan needs sample=...: an example input to trace the pruning graph "

@@ -55,7 +55,6 @@ class Plan:
         budget = check_budget(budget)
         return self._with(self.problem.solve(budget), budget)
 
-    def _replan(self, budget:dict) -> Plan: return self._with(self.problem.solve(budget), budget)   # `budget` already checked
 
     def _with(self, choice, budget=None, units=None) -> Plan:
         "This plan with another choice (and budget, or units)."

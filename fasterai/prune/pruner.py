@@ -9,14 +9,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
-import torch.fx as fx
 from fastcore.basics import patch
 from ..core.criteria import Criteria, large_final
 from ..core.inputs import run_model, input_shape
 from ..core.units import check_percents
 from ..core.model import eval_mode
 from ..core.select import select_modules
-from ..core.topology import _fixed_sizes, _feeding_layers
+from ..core.topology import fixed_reshape_layers
 from ..core.counter import count_flops_params
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
                                  LAYERS)
@@ -129,22 +128,13 @@ class Pruner:
         key = tuple((n, type(m)) for n, m in self.model.named_modules())
         hit = _fixed_cache.get(self.model)
         if hit is not None and hit[0] == key: return hit[1]
-        try: gm = fx.symbolic_trace(self.model)
-        except Exception as e:
+        try: out = {n: f"{why}; removing any would break it" for n, why in fixed_reshape_layers(self.model).items()}
+        except ValueError as e:
+            out = {}
             if type(self.model) not in _fx_warned:
                 _fx_warned.add(type(self.model))
-                warnings.warn(f"torch.fx cannot trace {type(self.model).__name__} ({type(e).__name__}: {str(e)[:200]}), so the "
-                              f"Pruner cannot see reshapes with hard-coded sizes: if one takes a pruned layer's channels "
-                              f"(e.g. x.view(-1, 256)), the pruned model will fail there", UserWarning)
-            _fixed_cache[self.model] = (key, {})
-            return {}
-        modules, out = dict(gm.named_modules()), {}
-        for node in gm.graph.nodes:
-            sizes = _fixed_sizes(node, modules)
-            if not sizes: continue
-            for n in _feeding_layers(node, modules, LAYERS):
-                out.setdefault(n, f"its channels reach a {node.target} with fixed sizes {sizes} in the forward "
-                                  f"(node {node.name!r}); removing any would break it")
+                warnings.warn(f"{str(e)[:300]}, so the Pruner cannot see reshapes with hard-coded sizes: if one "
+                              f"takes a pruned layer's channels (e.g. x.view(-1, 256)), the pruned model will fail there", UserWarning)
         _fixed_cache[self.model] = (key, out)
         return out
 

@@ -16,7 +16,7 @@ from ..core.select import select_modules
 from ..core.units import check_bits
 
 # %% auto #0
-__all__ = ['fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'calibrate_ranges', 'Quantizer']
+__all__ = ['fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'calibrate_ranges', 'calibration_batches', 'Quantizer']
 
 # %% ../../nbs/quantize/quantizer.ipynb #85212066
 def fake_quantize(w:torch.Tensor,              # the weights
@@ -75,10 +75,10 @@ def calibrate_ranges(model:nn.Module, layers:dict, batches, strict:bool=True) ->
 def _quantize_output(module, args, out, lo, hi, bits): return fake_quantize_affine(out, lo, hi, bits)
 
 # %% ../../nbs/quantize/quantizer.ipynb #7dce2fcb
-def _calibration_inputs(data) -> list:
-    "Model inputs from `calibration_data`: a tensor or a dict is one batch; otherwise each item is a batch (of an `(x, y)` pair, `x`)."
-    if isinstance(data, (torch.Tensor, dict)): return [data]
-    return [b[0] if isinstance(b, (tuple, list)) else b for b in data]
+def calibration_batches(data):
+    "Model inputs from calibration data: a tensor or dict is one batch; otherwise each item is a batch, and of an `(x, y)` tuple only `x` is used."
+    if isinstance(data, (torch.Tensor, dict)): yield data; return
+    for b in data: yield b[0] if isinstance(b, (tuple, list)) else b
 
 class Quantizer:
     "Fake-quantize the weights of a model's layers in place, one bit width per unit, as the quantization analysis does; `restore()` undoes it exactly."
@@ -128,7 +128,7 @@ def _calibrate(self:Quantizer) -> dict:
     "Output range of every unit over the calibration batches, in eval mode, on the model as it is now."
     dev = model_device(self.model)
     with eval_mode(self.model):
-        return calibrate_ranges(self.model, self.layers, (to_device(b, dev) for b in _calibration_inputs(self.calibration_data)))
+        return calibrate_ranges(self.model, self.layers, (to_device(b, dev) for b in calibration_batches(self.calibration_data)))
 
 @patch
 @torch.no_grad()
