@@ -101,9 +101,9 @@ def pick_layers(model:nn.Module,           # the model to analyse
     if layers is None and types is None: return None
     names = None if layers is None else [s.strip() for s in str(layers).split(',') if s.strip()]
     if names is not None and not names: raise ValueError(f"--layers={layers!r} is empty; give layer names, e.g. conv1,layer4")
-    picked = select_modules(model, names, what='--layers')
+    picked = select_modules(model, names, what='--layers', units=True)
     if types is not None:
-        picked = {n: m for n, m in picked.items() if isinstance(m, types)}
+        picked = {n: m for n, m in picked.items() if isinstance(m, types) or isinstance(getattr(m, 'module', None), types)}
         if not picked:
             raise ValueError(f"--layer-types={','.join(t.__name__ for t in types)}" + (f" with --layers={layers!r}" if layers else '')
                              + f" selects no layer that can be compressed; layers: {list(select_modules(model))[:8]}")
@@ -376,7 +376,8 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
     plan.to_json(files['plan.json'])
     _save(lambda ax: plan.plot_pareto(front, ax=ax), files['pareto.png'], (6, 4))
     for k in kinds: files[f"targets_{k}.json"].write_text(json.dumps(plan.targets(k), indent=1))
-    lines = head + ['', buf.getvalue().rstrip(), '',
+    cov = [f"  {sw.compression_type}: {sw.weight_coverage:.1f}%" for sw in sweeps if sw.weight_coverage is not None]
+    lines = head + (["Coverage: the measured layers hold, of the model's weight parameters:"] + cov if cov else []) + ['', buf.getvalue().rstrip(), '',
                     f"Verified on a compressed copy: {an.metric_name} {check.measured:.4f} measured, {check.predicted:.4f} predicted "
                     f"(gap {check.gap:+.4f}; baseline {check.baseline:.4f})",
                     check.figures.to_string(index=False, float_format=lambda v: f"{v:.3f}"), '',

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 from ..core.granularity import Granularities
+from .costs import Selection
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits
 from ..core.model import ModelGuard, silenced
@@ -137,6 +138,7 @@ class Compression:
     structured:bool = False            # units are coupled groups (`Unit.group`): members share one measurement and one target
     reduces:tuple = ()                 # what it makes the model keep less of: 'params', 'macs', 'bytes' (the planner's budgets)
     uses_criteria:bool = True          # ranks weights/filters with the analysis' criteria (recorded in `settings`)
+    weight_units:bool = True           # its units include weights that are not a layer's `.weight` (`fasterai.core.select`, units=True)
 
     def __init__(self,
                  setup:AnalysisSetup|None=None,   # the analysis to work on (None: a config for `analyze`/`sweep`)
@@ -198,6 +200,14 @@ class Compression:
         "One-off work on the sample, after the analysis checked that it fits (nothing by default; pruning traces the graph)." 
 
     def units(self) -> list[Unit]: return [Unit([n]) for n in self.setup.layers]
+
+    def cost_axes(self, module:nn.Module) -> tuple:
+        "Weight axes compressed together (the sparsity granularity's), for the cost model; () otherwise."
+        return ()
+
+    def selection(self, unit:Unit, level) -> Selection:
+        "`unit` at `level` as a cost-model `Selection` (what the analysis records the cost of)."
+        raise NotImplementedError(f"{type(self).__name__} does not say what it removes: define selection() to record its costs")
     def apply(self, unit:Unit, level) -> dict: raise NotImplementedError
     def undo(self): raise NotImplementedError
     def close(self): "Release what `prepare` built (always called, also after an error)."
@@ -292,6 +302,9 @@ class SparsityCompression(_WeightEdit):
     sweep_levels = (25, 50, 75)              # `sweep()` given no levels, as in fasterai 0.3
     targets_hint = "Sparsifier(model).sparsify_model(json.load(open('{path}')))"
 
+    def cost_axes(self, module): return tuple(Granularities.get_dim(module, self.options['granularity']))
+    def selection(self, unit, level): return Selection(sparsity={n: level for n in unit.names})
+
     def validate(self):
         s, g = self.setup, self.options['granularity']
         for n, m in s.layers.items():
@@ -356,6 +369,8 @@ class QuantizationCompression(_WeightEdit):
                       estimable=False))
     default_levels = (8, 6, 4, 3, 2)
 
+    def selection(self, unit, level): return Selection(bits={n: level for n in unit.names})
+
     def settings(self) -> dict:
         d = super().settings()
         if self.options['quant_activations']: d['calibration'] = 'sample' if self.setup.calibration_data is None else 'calibration_data'
@@ -374,7 +389,8 @@ class QuantizationCompression(_WeightEdit):
         "One unit per layer; with `quant_activations`, a layer whose output no hook sees is left out, with the reason."
         if not self.options['quant_activations']: return super().units()
         why = ("its output is not seen as a tensor in the forward (its parent uses its weight directly, as "
-               "nn.MultiheadAttention does with out_proj, or it returns a tuple): its activations cannot be quantized")
+               "nn.MultiheadAttention does with out_proj and in_proj_weight, an RNN with its weights, or it returns a tuple): "
+               "its activations cannot be quantized")
         return [Unit([n]) if n in self.ranges else Unit([n], None, None, False, why) for n in self.setup.layers]
 
     def apply(self, unit:Unit, level) -> dict:
@@ -402,10 +418,12 @@ class QuantizationCompression(_WeightEdit):
 class PruningCompression(Compression):
     "Remove `level`% of the output channels of one coupled group with the Pruner, then restore it exactly."
     name, unit, structured, reduces = 'pruning', PERCENT, True, ('params', 'macs', 'bytes')
+    weight_units = False       # channels and heads of layers: attention's in_proj_weight is cut with its block's heads
     default_levels, default_target = (10, 25, 50, 75), 30
     targets_hint = "Pruner(model, json.load(open('{path}')), example_inputs=x).prune_model()"
 
     def validate(self): _check_grads(self.setup)
+    def selection(self, unit, level): return Selection(pruning={unit.group: level})
 
     pruner, _cm, _reuse = None, None, None
 

@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 from fastprogress.fastprogress import progress_bar
 from ..core.criteria import Criteria, large_final
+from ..core.granularity import unit_type
 from .compressions import AnalysisSetup, as_compression, out_channel_axis, run_model, to_device
 from ..core.inputs import tensors_of, map_tensors
 from ..core.model import ModelGuard, model_device
@@ -207,7 +208,7 @@ def _check_args(model, loss_fn, method, criteria, metric_name):
     if not isinstance(metric_name, str): raise TypeError(f"metric_name must be a str, got {metric_name!r}")
 
 def _row(name, m, base, delta, macs, unit=None, reason=None, removed=None) -> LayerSensitivity:
-    return LayerSensitivity(name, type(m).__name__, m.weight.numel(), base, base + delta, delta, macs.get(name) or None,
+    return LayerSensitivity(name, unit_type(m), m.weight.numel(), base, base + delta, delta, macs.get(name) or None,
                             None if unit is None else unit.group,
                             None if unit is None or unit.members is None else list(unit.members),
                             None if unit is None else unit.prunable, reason, removed)
@@ -263,7 +264,7 @@ def estimate_sensitivity(model:nn.Module,                 # the model (given bac
     if blind: raise ValueError(f"{', '.join(blind)}: the estimate reads only the change of the weights and cannot see its effect; "
                                "measure it with SensitivityAnalyzer")
     level = cls.check_level(level, 'level')
-    sel = select_layers(model, layers)
+    sel = select_layers(model, layers, cls.weight_units)
     batches = data_batches(data, n_batches)
     setup = AnalysisSetup(model, sel, None, criteria)
     comp = cfg.bind(setup)
@@ -278,7 +279,7 @@ def estimate_sensitivity(model:nn.Module,                 # the model (given bac
             first = next(batches, None)
             if first is None: raise ValueError("data yielded no batch: nothing to estimate from")
             setup.sample = to_device(first[0], model_device(model))
-            macs = check_sample(model, sel, setup.sample)
+            macs, _ = check_sample(model, sel, setup.sample)
             for n in names: params[n].requires_grad_(True)
             total = _n_total(data, n_batches) if verbose else None
             pb = progress_bar(range(total)) if total else None

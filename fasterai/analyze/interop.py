@@ -8,6 +8,8 @@ import csv, math, numbers
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from fastcore.basics import patch
+from ..core.granularity import unit_type
+from ..core.select import candidate_units
 from .compressions import get_compression, PERCENT
 from .evaluation import check_direction, resolve_directions
 from .results import LayerCurve, SweepResult
@@ -69,10 +71,10 @@ def _percent_kind(compression:str):
 def _layer_info(names:list, model) -> tuple[list, list]:
     "Layer types and weight counts from `model` (unknown without it: '' and 0); names the model lacks raise."
     if model is None: return [''] * len(names), [0] * len(names)
-    mods = dict(model.named_modules())
+    mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}   # layers and weight parameters
     missing = [n for n in names if getattr(mods.get(n), 'weight', None) is None]
     if missing: raise ValueError(f"layers {missing} of the file are not weighted layers of the model")
-    return [type(mods[n]).__name__ for n in names], [mods[n].weight.numel() for n in names]
+    return [unit_type(mods[n]) for n in names], [mods[n].weight.numel() for n in names]
 
 def _write_rows(path, rows:list):
     "Write `rows` as the tools do: Python's csv.writer, lines ending in '\\r\\n'."

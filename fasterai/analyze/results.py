@@ -8,6 +8,7 @@ import copy, math
 from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
+from ..core.select import candidate_units
 from .targets import check_bounds, scaled_targets, curve_targets
 from .compressions import get_compression, compressions, PERCENT
 from .confidence import within_noise, samples_to_separate
@@ -26,6 +27,7 @@ class Timing:
     total_seconds:float=0.      # wall time of the whole analyze/sweep call
     floor_evals:int=0           # 1 + layers × levels: what any black-box analysis must call
     interval_seconds:float=0.   # part of the overhead: keeping per-sample values and computing the intervals
+    cost_seconds:float=0.       # part of the overhead: recording what each unit and level removes (`SensitivityAnalyzer(costs=True)`)
 
     @property
     def overhead_seconds(self) -> float: return self.total_seconds - self.eval_seconds
@@ -36,8 +38,9 @@ class Timing:
         return 100 * self.overhead_seconds / self.eval_seconds if self.eval_seconds > 0 else math.nan
 
     def __str__(self):
-        iv = (f" (intervals {100 * self.interval_seconds / self.eval_seconds:.1f}%)"
-              if self.interval_seconds > 0 and self.eval_seconds > 0 else '')
+        parts = [f"{k} {100 * v / self.eval_seconds:.1f}%" for k, v in (('intervals', self.interval_seconds), ('costs', self.cost_seconds))
+                 if v > 0 and self.eval_seconds > 0]
+        iv = f" ({', '.join(parts)})" if parts else ''
         return (f"{self.n_evals} evaluations (floor {self.floor_evals}), {self.eval_seconds:.3f} s evaluating the metric, "
                 f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}")
 
@@ -139,6 +142,7 @@ class LayerSensitivity(_Record):
     ci_low:float|None=None          # low end of the delta's interval (NaN: none for this delta; None: the result has no intervals)
     ci_high:float|None=None         # high end of the delta's interval
     others:dict|None=None           # the other metrics of the same evaluation: name -> {'compressed_metric', 'ci_low', 'ci_high'}
+    removed:dict|None=None          # what compressing it removes from the model: {'params', 'macs', 'bytes'} (a pruning group's, on each member)
     _core = ('name', 'layer_type', 'params', 'baseline_metric', 'compressed_metric', 'delta')
 
     @property
@@ -178,6 +182,8 @@ class SensitivityResult(_Layers):
     method:str='measured'                       # 'measured', or how it was estimated: 'taylor', 'fisher' (`fasterai.analyze.estimate`)
     other_metrics:dict|None=None                # the other metrics: name -> {'baseline_metric', 'higher_is_better'}
     confidence:dict|None=None                   # how the intervals were made (method, level, resamples, seed, samples), or {'reason': why none}
+    costs:dict|None=None                        # the cost model the analysis recorded (`fasterai.analyze.costs.CostModel`, as a dict): a plan needs no model pass
+    coverage:dict|None=None                     # the model's weight parameters and those outside the analysis (`fasterai.core.select.weight_inventory`)
     _core = ('compression_type', 'compression_level', 'baseline_metric', 'layers', 'metric_name',
              'higher_is_better', 'settings')
 
@@ -190,12 +196,18 @@ class SensitivityResult(_Layers):
         ms = [l for l in self._pick(metric).layers if l.measured]
         return sorted(ms, key=lambda l: l.delta, reverse=most_sensitive)[:n]
 
+    @property
+    def weight_coverage(self) -> float|None:
+        "Percent of the model's weight parameters (embeddings apart) in the measured layers (None: not recorded)."
+        return _coverage_pct(self, [l for l in self.layers if l.measured])
+
     def to_dataframe(self) -> pd.DataFrame:
         "One row per layer, in model order: every field, `within_noise` with intervals, and each other metric's value and delta."
         rows = []
         for l in self.layers:
-            row = {k: v for k, v in l.as_dict().items() if k != 'others'}
+            row = {k: v for k, v in l.as_dict().items() if k not in ('others', 'removed')}
             if l.ci_low is not None: row['within_noise'] = l.within_noise
+            row.update({f"{k}_removed": v for k, v in (l.removed or {}).items()})
             for k, o in (l.others or {}).items():
                 row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'), o.get('ci_high')))
             rows.append(row)
@@ -263,13 +275,28 @@ def _noise_counts(r, deltas, los, his) -> list[str]:
                    f"({c['samples']:,} evaluated: {'enough' if need <= c['samples'] else 'too few'})")
     return out
 
+def _coverage_pct(r, measured:list) -> float|None:
+    c = r.coverage
+    if not c: return None
+    return 100 * sum(l.params for l in measured) / c['weight_params'] if c['weight_params'] else math.nan
+
+def _coverage_lines(r, measured:list) -> list[str]:
+    "The share of the model's weight parameters the measured layers cover, and the weights outside the analysis."
+    c = r.coverage
+    if not c: return []
+    e = c['embedding_params']
+    out = [f"Coverage: {len(measured)} measured layers hold {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
+           f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else '')]
+    if c['outside']: out += ["Weights outside the analysis:"] + [f"  {k} ×{v['count']} ({v['params']:,} params)" for k, v in c['outside'].items()]
+    return out
+
 def _summary_text(self:SensitivityResult, top:int=5) -> str:
     what = self.kind.format_level(self.compression_level)
     sign = 'baseline - compressed' if self.higher_is_better else 'compressed - baseline'
     ms = [l for l in self.layers if l.measured]
     lines = [f"Sensitivity of {self.metric_name} to {self.compression_type} at {what}: {len(ms)} of {len(self.layers)} layers measured",
              f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better); "
-             f"delta = {sign}, positive = damage"] + _metrics_line(self) + _source_lines(self.settings)
+             f"delta = {sign}, positive = damage"] + _coverage_lines(self, ms) + _metrics_line(self) + _source_lines(self.settings)
     if self.method != 'measured':
         lines.append(f"Estimated by {self.method!r}, not measured: the deltas are predictions (check them with rank_correlation)")
     shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
@@ -365,9 +392,10 @@ _LAYER_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'bas
                  'compressed_metric': dec_float, 'delta': dec_float, 'macs': opt(dec_int), 'group': opt(dec_str),
                  'group_members': opt(list_of(dec_str)), 'prunable': opt(dec_bool), 'reason': opt(dec_str),
                  'channels_removed': opt(dec_int), 'ci_low': opt(dec_float), 'ci_high': opt(dec_float),
-                 'others': opt(_dec_map(_dec_obj({'compressed_metric': dec_float, **_dec_ci}, ['compressed_metric'])))}
+                 'others': opt(_dec_map(_dec_obj({'compressed_metric': dec_float, **_dec_ci}, ['compressed_metric']))),
+                 'removed': opt(_dec_map(dec_float))}
 _TIMING_FIELDS = {'n_evals': dec_int, 'eval_seconds': dec_float, 'total_seconds': dec_float, 'floor_evals': dec_int,
-                  'interval_seconds': dec_float}
+                  'interval_seconds': dec_float, 'cost_seconds': dec_float}
 _TEXT_COLS = {'name': True, 'layer_type': True, 'compression_type': True, 'metric_name': True, 'layer': True,
               'reason': 'opt', 'group': 'opt', 'method': True}   # CSV columns holding text as written
 
@@ -406,7 +434,7 @@ def _check_result(r:SensitivityResult) -> SensitivityResult:
 
 _RESULT_FIELDS = {'compression_type': _dec_kind, 'compression_level': dec_level, 'baseline_metric': dec_float,
                   'metric_name': dec_str, 'higher_is_better': dec_bool, 'settings': dec_dict, 'timing': _dec_timing, 'method': dec_str,
-                  'other_metrics': opt(_dec_others), 'confidence': opt(_dec_confidence),
+                  'other_metrics': opt(_dec_others), 'confidence': opt(_dec_confidence), 'costs': opt(dec_dict), 'coverage': opt(dec_dict),
                   'layers': list_of(_dec_record(LayerSensitivity, _LAYER_FIELDS))}
 
 _json_methods(SensitivityResult, _RESULT_FIELDS, 'a result', _check_result)
@@ -414,12 +442,26 @@ _json_methods(SensitivityResult, _RESULT_FIELDS, 'a result', _check_result)
 # %% ../../nbs/analyze/results.ipynb #22254c8d
 _META = ['compression_type', 'compression_level', 'metric_name', 'higher_is_better', 'settings']
 _META_OPT = ['method', 'other_metrics', 'confidence']          # columns added later: files without them still load
+_FIRST_ROW = ['costs', 'coverage']                                         # metadata too large to repeat: written on the first row only
+
+def _first_row_meta(obj, j:int) -> list: return [getattr(obj, k) if j == 0 else None for k in _FIRST_ROW]
+
+def _read_first_row(rows:list, head:list, spec:dict) -> dict:
+    "The first-row-only metadata (None where the column is absent); a value on a later row raises."
+    out = {}
+    for k in _FIRST_ROW:
+        if k not in head: continue
+        late = [i + 2 for i, r in enumerate(rows[1:], 1) if r[k] != '']
+        if late: raise ValueError(f"column {k!r} is written on the first row only; rows {late[:5]} have a value")
+        out[k] = from_cell(rows[0][k], spec[k], f"row 2 {k}")
+    return out
 
 @_method(SensitivityResult, 'to_csv')
 def _to_csv(self:SensitivityResult, path):
-    "Save as CSV: one row per layer, the result's metadata repeated on each row (timing is not saved)."
+    "Save as CSV: one row per layer, the result's metadata repeated on each row (its cost model on the first; timing is not saved)."
     meta = [getattr(self, k) for k in _META + _META_OPT]
-    write_csv(path, list(_LAYER_FIELDS) + _META + _META_OPT, [[getattr(l, k) for k in _LAYER_FIELDS] + meta for l in self.layers])
+    write_csv(path, list(_LAYER_FIELDS) + _META + _META_OPT + _FIRST_ROW,
+              [[getattr(l, k) for k in _LAYER_FIELDS] + meta + _first_row_meta(self, j) for j, l in enumerate(self.layers)])
 
 @_method(SensitivityResult, 'from_csv', classmethod)
 def _from_csv(cls, path) -> SensitivityResult:
@@ -435,7 +477,8 @@ def _from_csv(cls, path) -> SensitivityResult:
         if len({repr(l.baseline_metric) for l in layers}) != 1: raise ValueError("baseline_metric differs between rows")
         return _check_result(cls(meta['compression_type'], meta['compression_level'], layers[0].baseline_metric, layers,
                                  meta['metric_name'], meta['higher_is_better'], meta['settings'], method=meta.get('method', 'measured'),
-                                 other_metrics=meta.get('other_metrics'), confidence=meta.get('confidence')))
+                                 other_metrics=meta.get('other_metrics'), confidence=meta.get('confidence'),
+                                 **_read_first_row(rows, head, _RESULT_FIELDS)))
     except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
 
 # %% ../../nbs/analyze/results.ipynb #975b0dd6
@@ -456,7 +499,7 @@ def _layer_params(model, layers) -> list[int]:
         if none: raise ValueError(f"layers {none} have no parameter count (the result was read from another tool's file): "
                                   f"pass the model")
         return [l.params for l in layers]
-    mods = dict(model.named_modules())
+    mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}   # layers and weight parameters
     missing = [l.name for l in layers if getattr(mods.get(l.name), 'weight', None) is None]
     if missing: raise ValueError(f"layers {missing} of the result are not weighted layers of this model")
     return [mods[l.name].weight.numel() for l in layers]
@@ -509,6 +552,7 @@ class LayerCurve(_Record):
     ci_low:list|None=None             # low end of each level's delta interval (NaN: none; None: the sweep has no intervals)
     ci_high:list|None=None            # high end of each level's delta interval
     others:dict|None=None             # the other metrics: name -> {'metrics': [...], 'ci_low': [...], 'ci_high': [...]}
+    removed:dict|None=None            # what compressing it removes from the model at each level: {'params': [...], 'macs': [...], 'bytes': [...]} (NaN: not recorded)
     _core = ('name', 'layer_type', 'params', 'metrics')
 
     @property
@@ -538,7 +582,15 @@ class SweepResult(_Layers):
     timing:Timing|None=None                     # eval_fn calls and seconds (not saved in CSV, not compared)
     other_metrics:dict|None=None                # the other metrics: name -> {'baseline_metric', 'higher_is_better'}
     confidence:dict|None=None                   # how the intervals were made (method, level, resamples, seed, samples), or {'reason': why none}
+    costs:dict|None=None                        # the cost model the analysis recorded (`fasterai.analyze.costs.CostModel`, as a dict): a plan needs no model pass
+    coverage:dict|None=None                     # the model's weight parameters and those outside the analysis (`fasterai.core.select.weight_inventory`)
     _core = ('compression_type', 'levels', 'baseline_metric', 'layers', 'metric_name', 'higher_is_better', 'settings')
+
+    @property
+    def weight_coverage(self) -> float|None:
+        "Percent of the model's weight parameters (embeddings apart) in the layers measured at some level (None: not recorded)."
+        d = self.deltas
+        return _coverage_pct(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
 
     @property
     def deltas(self) -> np.ndarray:
@@ -586,11 +638,13 @@ def _at(self:SweepResult, level) -> SensitivityResult:
     ls = [LayerSensitivity(c.name, c.layer_type, c.params, self.baseline_metric, c.metrics[i], float(d[j]), c.macs,
                            c.group, None if c.group_members is None else list(c.group_members), c.prunable,
                            _reason_at(self, c, i), None if c.channels_removed is None else c.channels_removed[i],
-                           None if c.ci_low is None else c.ci_low[i], None if c.ci_high is None else c.ci_high[i], _at_others(c, i))
+                           None if c.ci_low is None else c.ci_low[i], None if c.ci_high is None else c.ci_high[i], _at_others(c, i),
+                           None if c.removed is None else {k: v[i] for k, v in c.removed.items()})
           for j, c in enumerate(self.layers)]
     return SensitivityResult(self.compression_type, self.levels[i], self.baseline_metric, ls, self.metric_name,
                              self.higher_is_better, dict(self.settings), other_metrics=copy.deepcopy(self.other_metrics),
-                             confidence=copy.deepcopy(self.confidence))
+                             confidence=copy.deepcopy(self.confidence), costs=copy.deepcopy(self.costs),
+                             coverage=copy.deepcopy(self.coverage))
 
 @_method(SweepResult, 'to_dataframe')
 def _sweep_to_dataframe(self:SweepResult) -> pd.DataFrame:
@@ -608,6 +662,7 @@ def _sweep_to_dataframe(self:SweepResult) -> pd.DataFrame:
             if c.macs is not None: row['macs'] = c.macs
             if c.group is not None: row['group'] = c.group
             if c.channels_removed is not None: row['channels_removed'] = c.channels_removed[i]
+            row.update({f"{k}_removed": v[i] for k, v in (c.removed or {}).items()})
             for k, o in (_at_others(c, i) or {}).items():
                 row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'), o.get('ci_high')))
             rows.append(row)
@@ -707,7 +762,8 @@ _CURVE_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'met
                  'macs': opt(dec_int), 'stopped_at': opt(dec_level), 'group': opt(dec_str),
                  'group_members': opt(list_of(dec_str)), 'prunable': opt(dec_bool), 'reason': opt(dec_str),
                  'channels_removed': opt(list_of(opt(dec_int))), 'ci_low': opt(list_of(dec_float)), 'ci_high': opt(list_of(dec_float)),
-                 'others': opt(_dec_map(_dec_obj({'metrics': list_of(dec_float), **_dec_list_ci}, ['metrics'])))}
+                 'others': opt(_dec_map(_dec_obj({'metrics': list_of(dec_float), **_dec_list_ci}, ['metrics']))),
+                 'removed': opt(_dec_map(list_of(dec_float)))}
 
 def _dec_early_stop(v, what):
     if v is None: return None
@@ -718,7 +774,7 @@ def _dec_early_stop(v, what):
 _SWEEP_FIELDS = {'compression_type': _dec_kind, 'levels': list_of(dec_level), 'baseline_metric': dec_float,
                  'metric_name': dec_str, 'higher_is_better': dec_bool, 'early_stop': _dec_early_stop,
                  'settings': dec_dict, 'timing': _dec_timing, 'other_metrics': opt(_dec_others), 'confidence': opt(_dec_confidence),
-                 'layers': list_of(_dec_record(LayerCurve, _CURVE_FIELDS))}
+                 'costs': opt(dec_dict), 'coverage': opt(dec_dict), 'layers': list_of(_dec_record(LayerCurve, _CURVE_FIELDS))}
 
 def _check_sweep(s:SweepResult) -> SweepResult:
     if not s.levels: raise ValueError("a sweep needs at least one level")
@@ -742,8 +798,9 @@ _CURVE_COLS = [k for k in _CURVE_FIELDS if k not in ('name', 'metrics')]
 def _sweep_to_csv(self:SweepResult, path):
     "Save as fasterai's wide CSV: layer, one column per level (the metric), then descriptive columns (for NNI's own format: `to_nni_csv`)."
     meta = [getattr(self, k) for k in _SWEEP_META + _SWEEP_META_OPT]
-    write_csv(path, ['layer'] + [to_cell(l) for l in self.levels] + _CURVE_COLS + _SWEEP_META + _SWEEP_META_OPT,
-              [[c.name] + [float(m) for m in c.metrics] + [getattr(c, k) for k in _CURVE_COLS] + meta for c in self.layers])
+    write_csv(path, ['layer'] + [to_cell(l) for l in self.levels] + _CURVE_COLS + _SWEEP_META + _SWEEP_META_OPT + _FIRST_ROW,
+              [[c.name] + [float(m) for m in c.metrics] + [getattr(c, k) for k in _CURVE_COLS] + meta + _first_row_meta(self, j)
+               for j, c in enumerate(self.layers)])
 
 def _foreign_hint(path, head) -> str:
     "What to call instead when `path` is another tool's sensitivity file."
@@ -756,7 +813,7 @@ def _foreign_hint(path, head) -> str:
 def _sweep_from_csv(cls, path) -> SweepResult:
     "Load a sweep saved by `to_csv`; a malformed file raises `ValueError` (another tool's file: says which reader to use)."
     head, rows = read_csv(path, hint=_foreign_hint)
-    known = {'layer'} | set(_CURVE_COLS) | set(_SWEEP_META) | set(_SWEEP_META_OPT)
+    known = {'layer'} | set(_CURVE_COLS) | set(_SWEEP_META) | set(_SWEEP_META_OPT) | set(_FIRST_ROW)
     missing = [c for c in ['layer', 'layer_type', 'params'] + _SWEEP_META if c not in head]
     if missing:
         h = _foreign_hint(path, head)
@@ -772,7 +829,7 @@ def _sweep_from_csv(cls, path) -> SweepResult:
             layers.append(LayerCurve(name=r['layer'], metrics=ms, **kw))
         return _check_sweep(cls(meta['compression_type'], levels, meta['baseline_metric'], layers, meta['metric_name'],
                                 meta['higher_is_better'], meta['early_stop'], meta['settings'], other_metrics=meta.get('other_metrics'),
-                                confidence=meta.get('confidence')))
+                                confidence=meta.get('confidence'), **_read_first_row(rows, head, _SWEEP_FIELDS)))
     except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
 
 # %% ../../nbs/analyze/results.ipynb #64b78e1f
@@ -813,7 +870,8 @@ def _sweep_summary_text(self:SweepResult) -> str:
     lines = [f"Sweep of {self.metric_name} under {self.compression_type} at {lv}: {len(self.layers)} layers, "
              f"{int((~np.isnan(d)).any(axis=1).sum())} measured",
              f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better); "
-             f"delta = damage, positive = worse"] + _metrics_line(self) + _source_lines(self.settings)
+             f"delta = damage, positive = worse"] + _coverage_lines(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
+    lines += _metrics_line(self) + _source_lines(self.settings)
     shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
     if shown: lines.append('Settings: ' + ', '.join(f"{k}={v}" for k, v in shown.items()))
     if self.early_stop: lines.append(f"Early stop: {self.early_stop[0]} {self.early_stop[1]:g}")

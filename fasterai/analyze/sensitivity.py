@@ -4,15 +4,15 @@
 
 # %% ../../nbs/analyze/sensitivity.ipynb #eca6f3f1
 from __future__ import annotations
-import math, numbers, time
+import math, numbers, time, warnings
 from functools import partial
 import numpy as np
 import torch
 import torch.nn as nn
 from ..core.criteria import Criteria, large_final
-from ..core.granularity import Granularities
+from ..core.granularity import Granularities, unit_type
 from ..core.model import ModelGuard, model_devices, single_device
-from ..core.select import candidate_modules, select_modules
+from ..core.select import candidate_units, select_modules, weight_inventory
 from ..core.counter import layer_macs
 from .compressions import (AnalysisSetup, as_compression, option_names, run_model, input_shape,
                                            to_device, first_item, Compression, Option, PERCENT, BITS, register_compression,
@@ -23,6 +23,7 @@ from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEval
                                          eval_batches, split_batch, check_direction, accuracy_per_sample, top_k_per_sample,
                                          cross_entropy_per_sample, metric_dict)
 from .confidence import PairedBootstrap
+from .costs import CostModel, KEYS, build_cost_model
 from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint
 from .interop import fraction_to_percent     # also gives SweepResult its NNI and Distiller readers and writers
 
@@ -34,8 +35,8 @@ _all_ = ['ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'S
          'PruningCompression']
 
 # %% auto #0
-__all__ = ['compressible_layers', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 'analyze_sensitivity', 'ModelGuard',
-           'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing', 'Evaluator',
+__all__ = ['COST_STEP', 'compressible_layers', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 'analyze_sensitivity',
+           'ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing', 'Evaluator',
            'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric', 'accuracy_per_sample',
            'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict', 'fraction_to_percent', 'early_stop_modes',
            'check_early_stop', 'Compression', 'Option', 'PERCENT', 'BITS', 'register_compression', 'get_compression',
@@ -45,13 +46,20 @@ __all__ = ['compressible_layers', 'select_layers', 'check_sample', 'SensitivityA
 _devices = model_devices      # the guard itself is `fasterai.core.model.ModelGuard` (re-exported here)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
-def compressible_layers(model:nn.Module) -> dict:
-    "Name -> module of every layer fasterai can compress (types of `Granularities.available_modules()` with a weight)."
-    return candidate_modules(model)
+def compressible_layers(model:nn.Module, embeddings:bool=False) -> dict:
+    "Name -> unit of every weight fasterai can compress: the layers and the `WeightUnit`s (attention, RNNs, HF Conv1D), each tied weight once."
+    return candidate_units(model, embeddings)
 
-def select_layers(model:nn.Module, layers=None) -> dict:
-    "The layers to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, types, filter_fn)."
-    return select_modules(model, layers)
+def select_layers(model:nn.Module, layers=None, units:bool=True, embeddings:bool=False) -> dict:
+    "The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, types, filter_fn)."
+    if not units and isinstance(layers, (list, tuple)) and layers and all(isinstance(x, str) for x in layers):
+        mods = dict(model.named_modules())                # a list of names shared by kinds (the CLI): a layer kind reads the layers
+        params = [n for n in layers if n not in mods and n in candidate_units(model, True)]
+        if params and len(params) == len(layers):
+            raise ValueError(f"layers={layers!r} names weight parameters, not layers: this kind works on layers and the channels "
+                             f"and heads that couple them; layers: {list(select_modules(model))[:8]}")
+        layers = [n for n in layers if n not in params]  # left out: the coverage line lists them with the reason
+    return select_modules(model, layers, units=units, embeddings=embeddings)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #c3edea8f
 @torch.no_grad()
@@ -59,14 +67,14 @@ def check_sample(model:nn.Module,  # the model
                  layers:dict,       # name -> layer: whose MACs to count
                  sample,            # the analysis' example input
                  run=None,          # run(inputs): the kind's own preparation on the sample (e.g. the Pruner's trace); its errors pass unrenamed
-                ) -> dict:
-    "Check that the model runs on the first item of `sample` (the whole sample if one item does not fit); returns each layer's MACs."
+                ) -> tuple[dict, object]:
+    "Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each layer's MACs, and the input that ran."
     first, err = first_item(sample), None
     for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
         try: macs = layer_macs(model, list(layers), inputs)             # `fasterai.core.counter`: torch's FlopCounterMode
         except ValueError as e: err = e.__cause__ or e; continue
         if run is not None: run(inputs)
-        return macs
+        return macs, inputs
     raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: {err}") from err
 
 # %% ../../nbs/analyze/sensitivity.ipynb #d46d29ef
@@ -113,7 +121,9 @@ class SensitivityAnalyzer:
                  calibration_data=None,            # activation quantization: batches to calibrate output ranges
                  confidence:float|None=0.95,       # with a per-sample metric: level of the bootstrap interval of each delta (None: none)
                  resamples:int=1000,               # bootstrap resamples
-                 bootstrap_seed:int=0):            # seed of the bootstrap resamples
+                 bootstrap_seed:int=0,             # seed of the bootstrap resamples
+                 costs:bool=True,                  # record what each unit removes at each level (params, MACs, bytes) and the cost model a plan reads
+                 embeddings:bool=False):           # sparsity, quantization: analyse the embedding tables too (naming one in layers= does it anyway)
         if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
         _check_measure(eval_fn, data, metric)
         if not isinstance(criteria, Criteria):
@@ -133,7 +143,8 @@ class SensitivityAnalyzer:
         self.model, self.sample, self.eval_fn, self.criteria = model, sample, eval_fn, criteria
         self.data, self.metric, self.suffix = data, metric, _check_flag('suffix', suffix)
         self.higher_is_better, self.metric_name, self.confidence, self._boot = hib, metric_name, boot, None
-        self.device, self.calibration_data = device, calibration_data
+        self.device, self.calibration_data, self.costs = device, calibration_data, _check_flag('costs', costs)
+        self.embeddings = _check_flag('embeddings', embeddings)
         if eval_fn is not None: self.evaluator = FunctionEvaluator(eval_fn, model, hib)
         elif suffix: self.evaluator = SuffixEvaluator(model, data, metric, hib, max_cache_mb)
         else: self.evaluator = DataEvaluator(model, data, metric, hib)
@@ -236,6 +247,33 @@ def _series(r, name, n_levels:int, ci:bool) -> dict:
         out['ci_high'] = [math.nan if x is None else x[1] for x in iv]
     return out
 
+COST_STEP = 5    # a pruning group's costs are recorded at its measured levels and every 5% below the strongest: `plan_compression`'s default step
+
+def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> CostModel|None:
+    "The cost model of what was measured: each measured layer (with its sparsity axes), each measured group at its levels and every `COST_STEP`%."
+    layers, groups = {}, {}
+    for u, lvs in zip(units, done):
+        if not lvs: continue
+        if comp.structured:
+            grid = np.round(COST_STEP * np.arange(1, int(max(lvs) / COST_STEP + 1e-9) + 1), 9).tolist()
+            groups[u.group] = (list(u.names), sorted(set(map(float, lvs)) | set(grid)))
+        else: layers.update({n: comp.cost_axes(comp.setup.layers[n]) for n in u.names})
+    try: return build_cost_model(model, inputs, layers, groups, guard=False)
+    except Exception as e:                      # the measurements stand; the costs are missing, and the user is told why
+        if errors == 'raise': raise
+        warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements are complete, "
+                      f"but plan_compression will need model= and sample=", RuntimeWarning, stacklevel=4)
+        return None
+
+def _removed(comp, cm, unit, levels:list, done:list) -> dict|None:
+    "What compressing `unit` removes at each level: {'params': [...], 'macs': [...], 'bytes': [...]}, NaN where not measured."
+    if cm is None or not done: return None
+    out = {k: [math.nan] * len(levels) for k in KEYS}
+    for i, l in enumerate(levels):
+        if l in done:
+            for k, v in cm.removed(comp.selection(unit, l)).items(): out[k][i] = v
+    return out
+
 def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bool, single:bool,
          checkpoint=None, keywords=(), distributed=False, errors:str='record') -> SweepResult:
     "The analysis behind `analyze` and `sweep`."
@@ -246,14 +284,19 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     lv = _check_levels(cls, _sweep_levels(cls) if levels is None else levels, single)
     stop = check_early_stop(early_stop)
     _check_reference(cls, self.criteria)
-    sel = select_layers(self.model, layers)
+    sel = select_layers(self.model, layers, cls.weight_units, self.embeddings and cls.weight_units)
+    coverage = weight_inventory(self.model, sel, cls.weight_units)
     setup = AnalysisSetup(self.model, sel, None, self.criteria, calibration_data=self.calibration_data)
     comp = cfg.bind(setup)
     comp.validate()
+    record = self.costs and bool(cls.reduces)                 # a kind that reduces nothing has no costs to record
+    if record and cls.selection is Compression.selection:
+        raise NotImplementedError(f"compression={cls.name!r} reduces {list(cls.reduces)} but does not say by how much: define its "
+                                  f"selection(unit, level) (see fasterai.analyze.compressions), or analyse with costs=False")
     with ModelGuard(self.model, self.device) as guard:
         dev = torch.device(self.device) if self.device is not None else _model_device(self.model)
         setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
-        macs = check_sample(self.model, sel, setup.sample, comp.run_sample)
+        macs, inputs = check_sample(self.model, sel, setup.sample, comp.run_sample)
         ev = self.evaluator
         n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
         fp = (_fingerprint(self, cls, comp, sel, lv, stop, setup.sample)
@@ -262,38 +305,46 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
                            checkpoint=checkpoint, fingerprint=fp, distributed=distributed, metric=self.metric_name,
                            confidence=None if self.confidence is None else self._bootstrap, errors=errors, repair=guard.put_back)
         finally: ev.close()
+        t1 = time.perf_counter()
+        names = list(m.baseline) if isinstance(m.baseline, dict) else None
+        primary = (self.metric_name or names[0]) if names else None
+        done = [[l for l, v in zip(lv, _series(r, primary, len(lv), False)['metrics']) if not math.isnan(v)] for r in m.results]
+        cm = _record_costs(comp, self.model, inputs, m.units, done, errors) if record else None
+        t_cost = time.perf_counter() - t1 if record else 0.
     tried = [r for u, r in zip(m.units, m.results) if u.prunable is not False]
     if tried and all(r.failed is not None for r in tried):
         first = tried[0]
         raise RuntimeError(f"every layer failed; the first, {m.units[m.results.index(first)].names[0]!r}, {first.failed}") from first.error
-    names = list(m.baseline) if isinstance(m.baseline, dict) else None
-    primary = (self.metric_name or names[0]) if names else None
     dirs = ev.directions if names else {None: getattr(ev, 'direction', self.higher_is_better is not False)}
     conf = m.confidence or {}
     def has_ci(n): return 'method' in conf and (n is None or n not in conf.get('without', []))
     base = m.baseline if names else {None: m.baseline}
     curves = []
-    for u, r in zip(m.units, m.results):
+    for u, r, d in zip(m.units, m.results, done):
+        removed = _removed(comp, cm, u, lv, d)
         main = _series(r, primary, len(lv), has_ci(primary))
         others = {n: _series(r, n, len(lv), has_ci(n)) for n in names if n != primary} if names else None
         for n in u.names:
-            curves.append(LayerCurve(n, type(sel[n]).__name__, sel[n].weight.numel(), list(main['metrics']), macs.get(n) or None,
+            curves.append(LayerCurve(n, unit_type(sel[n]), sel[n].weight.numel(), list(main['metrics']), macs.get(n) or None,
                                      r.stopped_at, u.group, None if u.members is None else list(u.members), u.prunable,
                                      u.reason if r.failed is None else f"failed {r.failed}",
                                      list(r.removed) if any(x is not None for x in r.removed) else None,
                                      main.get('ci_low'), main.get('ci_high'),
-                                     None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()}))
+                                     None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()},
+                                     removed))
     order = {n: i for i, n in enumerate(sel)}
     curves.sort(key=lambda c: order[c.name])
     other_metrics = ({n: {'baseline_metric': base[n], 'higher_is_better': dirs[n]} for n in names if n != primary} or None) if names else None
     res = SweepResult(cls.name, lv, base[primary], curves, primary or self.metric_name or 'accuracy', dirs[primary], stop,
-                      comp.settings(), other_metrics=other_metrics, confidence=m.confidence)
+                      comp.settings(), other_metrics=other_metrics, confidence=m.confidence,
+                      costs=None if cm is None else cm.to_dict(), coverage=coverage)
     res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(sel) * len(lv),
-                        m.interval_seconds + getattr(ev, 'sample_seconds', 0.) - b0)
+                        m.interval_seconds + getattr(ev, 'sample_seconds', 0.) - b0, t_cost)
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
-_init_kwargs = ('data', 'metric', 'suffix', 'max_cache_mb', 'device', 'calibration_data', 'confidence', 'resamples', 'bootstrap_seed')
+_init_kwargs = ('data', 'metric', 'suffix', 'max_cache_mb', 'device', 'calibration_data', 'confidence', 'resamples', 'bootstrap_seed', 'costs',
+                'embeddings')
 _analyze_kwargs = ('layers', 'checkpoint', 'distributed', 'early_stop', 'errors')
 
 def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)

@@ -4,10 +4,11 @@
 
 # %% ../../nbs/core/granularity.ipynb #23c59857
 from __future__ import annotations
+import torch
 import torch.nn as nn
 
 # %% auto #0
-__all__ = ['Granularities']
+__all__ = ['Granularities', 'is_transposed_linear', 'WeightUnit', 'TransposedWeight', 'unit_type']
 
 # %% ../../nbs/core/granularity.ipynb #cd1b1a97
 def _conv_granularities(nd:int, transposed:bool=False) -> dict:
@@ -67,3 +68,45 @@ class Granularities:
             if issubclass(t, known): return known
         raise TypeError(f"{t.__name__} is not a supported layer type; supported: "
                         f"{[m.__name__ for m in cls._granularities]}")
+
+# %% ../../nbs/core/granularity.ipynb #2810009c
+def is_transposed_linear(m:nn.Module) -> bool:
+    "Is `m` a linear layer with its weight stored (in, out) and its width in `nf`, as `transformers`' `Conv1D`?"
+    w = getattr(m, 'weight', None)
+    return (not isinstance(m, (nn.Linear, nn.modules.conv._ConvNd)) and isinstance(getattr(m, 'nf', None), int)
+            and isinstance(w, nn.Parameter) and w.dim() == 2 and w.shape[1] == m.nf)
+
+class WeightUnit:
+    "A weight matrix compressed as a unit of its own although it is not a layer's `.weight`: parameter `pname` of `module`."
+    transposed = False                     # stored (out, in), as nn.Linear
+    def __init__(self, module:nn.Module, pname:str): self.module, self.pname = module, pname
+    @property
+    def weight(self) -> torch.Tensor:
+        "The parameter itself (edited in place by the Sparsifier, the Quantizer and the analysis)."
+        return getattr(self.module, self.pname)
+    @property
+    def kind(self) -> str:
+        "What it is, for reports: `'MultiheadAttention.in_proj_weight'`, `'LSTM.weight_ih_l0'`, `'Conv1D'`."
+        return type(self.module).__name__ + ('' if self.pname == 'weight' else f".{self.pname}")
+    @property
+    def output_module(self) -> nn.Module|None:
+        "The module whose forward output is this unit's output (for activation hooks), or None (a parameter among several)."
+        return self.module if self.pname == 'weight' else None
+    def __eq__(self, other): return type(other) is type(self) and other.module is self.module and other.pname == self.pname
+    def __hash__(self): return hash((id(self.module), self.pname))
+    def __repr__(self): return f"{type(self).__name__}({self.kind}, {tuple(self.weight.shape)})"
+
+class TransposedWeight(WeightUnit):
+    "A linear weight stored (in, out), as HF `transformers`' `Conv1D`."
+    transposed = True
+
+def unit_type(m) -> str:
+    "The type name a report shows for a unit: the layer's class, or a `WeightUnit`'s kind."
+    return m.kind if isinstance(m, WeightUnit) else type(m).__name__
+
+_linear = {'weight': (), 'row': (1,), 'column': (0,), 'filter': (1,), 'layer': (0, 1)}
+Granularities._granularities.update({
+    TransposedWeight: {'weight': (), 'row': (0,), 'column': (1,), 'filter': (0,), 'layer': (0, 1)},
+    WeightUnit: dict(_linear),
+    nn.Embedding: {'weight': (), 'row': (1,), 'layer': (0, 1)},    # row: one token's vector
+})

@@ -12,12 +12,13 @@ import contextlib, math, threading, traceback, warnings
 import torch_pruning as tp
 from torch_pruning.dependency import index_mapping as _index_mapping
 from .criteria import Criteria, large_final
-from .granularity import Granularities
+from .granularity import Granularities, is_transposed_linear
 from .inputs import run_model, input_shape
 from .model import hooks_cleaned, training_flags, hook_count, silenced
 
 # %% auto #0
-__all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'dependency_graph', 'MappingOverflow', 'Entry', 'Coupling',
+__all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'out_axis', 'AttentionBlock', 'attention_blocks',
+           'head_channels', 'cut_heads', 'dependency_graph', 'MappingOverflow', 'layer_types', 'Entry', 'Coupling',
            'PruningGraph', 'Undo', 'filter_scores', 'channel_scores', 'normalize_mean_abs', 'CriteriaImportance']
 
 # %% ../../nbs/core/graph.ipynb #206e7570
@@ -46,21 +47,186 @@ def check_torch_pruning():
 
 check_torch_pruning()
 
+# %% ../../nbs/core/graph.ipynb #c3195c1e
+def out_axis(m:nn.Module) -> int:
+    "The weight axis of `m`'s output channels (1 for transposed linears and transposed convolutions)."
+    return 1 if is_transposed_linear(m) or getattr(m, 'transposed', False) else 0
+
+class _TransposedLinearPruner(tp.pruner.function.BasePruningFunc):
+    "torch-pruning's pruner for a weight stored (in, out): outputs on axis 1 (with the bias), inputs on axis 0."
+    TARGET_MODULES = None
+    def _cut(self, layer, idxs, dim) -> list:
+        keep = sorted(set(range(layer.weight.shape[dim])) - set(map(int, idxs)))
+        layer.weight = self._prune_parameter_and_grad(layer.weight, keep, dim)
+        return keep
+    def prune_out_channels(self, layer, idxs):
+        keep = self._cut(layer, idxs, 1)
+        if getattr(layer, 'bias', None) is not None: layer.bias = self._prune_parameter_and_grad(layer.bias, keep, 0)
+        layer.nf = len(keep)
+        return layer
+    def prune_in_channels(self, layer, idxs):
+        keep = self._cut(layer, idxs, 0)
+        if isinstance(getattr(layer, 'nx', None), int): layer.nx = len(keep)
+        return layer
+    def get_out_channels(self, layer): return layer.weight.shape[1]
+    def get_in_channels(self, layer): return layer.weight.shape[0]
+
+_LINEAR_PRUNER, _T_PRUNER = tp.pruner.function.LinearPruner(), _TransposedLinearPruner()
+def _pruner_of(layer): return _T_PRUNER if is_transposed_linear(layer) else _LINEAR_PRUNER
+def _width(layer, out=True) -> int:
+    p = _pruner_of(layer)
+    return p.get_out_channels(layer) if out else p.get_in_channels(layer)
+
+
+# %% ../../nbs/core/graph.ipynb #ff0f3cbe
+_HEAD_COUNTS = ('num_heads', 'num_attention_heads', 'n_head', 'n_heads')    # set to the heads kept after a cut
+_HEAD_SIZES = ('head_dim', 'attention_head_size')                          # never change
+_Q, _K, _V = ('q_proj', 'query', 'q', 'q_lin', 'wq'), ('k_proj', 'key', 'k', 'k_lin', 'wk'), ('v_proj', 'value', 'v', 'v_lin', 'wv')
+_QKV = ('c_attn', 'qkv_proj', 'qkv', 'Wqkv')                                 # fused q|k|v, split by `split_size`
+_O = ('o_proj', 'out_proj', 'c_proj', 'o', 'out_lin', 'wo', 'dense')
+
+def _int_attr(m, names):
+    return next(((a, v) for a in names if isinstance(v := getattr(m, a, None), int) and not isinstance(v, bool)), (None, None))
+
+@dataclass
+class AttentionBlock:
+    "An attention module whose heads fasterai prunes whole: its q/k/v projections, its output projection, its head size."
+    module:nn.Module               # the attention module
+    name:str                       # its name in the model
+    qkv:list                       # [q, k, v] projections, or [fused] (outputs q|k|v, each `split_size` wide)
+    o:nn.Module|None               # output projection inside the module (None: projected outside, on its output)
+    head_dim:int                   # channels per head
+    @property
+    def fused(self) -> bool: return len(self.qkv) == 1
+    @property
+    def width(self) -> int: return _width(self.qkv[0]) // (3 if self.fused else 1)       # query channels now
+    @property
+    def heads(self) -> int: return self.width // self.head_dim
+    @property
+    def kv_heads(self) -> int: return self.heads if self.fused else _width(self.qkv[1]) // self.head_dim
+
+def _attention_block(m:nn.Module, name:str):
+    "An `AttentionBlock` for `m`, a reason (str) if `m` looks like attention but cannot be handled, or None."
+    if isinstance(m, nn.MultiheadAttention): return None      # torch-pruning prunes it itself
+    count_attr, count = _int_attr(m, _HEAD_COUNTS)
+    _, size = _int_attr(m, _HEAD_SIZES)
+    if count is None and size is None: return None
+    kids = {k: c for k, c in m.named_children() if isinstance(c, nn.Linear) or is_transposed_linear(c)}
+    pick = lambda names: next((kids[k] for k in names if k in kids), None)
+    q, k, v, fused, o = pick(_Q), pick(_K), pick(_V), pick(_QKV), pick(_O)
+    what = f"attention-like module {name!r} ({count_attr or 'head size'}={count or size})"
+    if not (q and k and v) and not fused:
+        if not kids: return None
+        return (f"{what}: fasterai cannot tell its query/key/value projections among {sorted(kids)} "
+                f"(it knows {list(_Q + _K + _V + _QKV)})")
+    qkv = [q, k, v] if q and k and v else [fused]
+    width = _width(qkv[0]) // (1 if len(qkv) == 3 else 3)
+    if len(qkv) == 1 and getattr(m, 'split_size', None) != width:
+        return f"{what}: fused projection of {_width(fused)} outputs without a matching `split_size`: its q|k|v layout is unknown"
+    d = size or (width // count if width % count == 0 else None)
+    if not d or width % d or (count is not None and count * d != width):
+        return f"{what}: {width} query channels do not split into heads of {d}"
+    kv = width if len(qkv) == 1 else _width(k)
+    if len(qkv) == 3 and (kv != _width(v) or kv % d or (width // d) % (kv // d)):
+        return f"{what}: key/value widths {_width(k)}/{_width(v)} do not split into groups of the {width // d} query heads"
+    if o is not None and _width(o, out=False) != width:
+        return f"{what}: output projection takes {_width(o, out=False)} inputs, not the {width} of its heads"
+    if o is None and kv != width:
+        return f"{what}: grouped key/value heads with the output projected outside the module"
+    return AttentionBlock(m, name, qkv, o, d)
+
+def attention_blocks(model:nn.Module) -> tuple[dict, dict]:
+    "`({module: AttentionBlock}, {module: reason})`: the attention modules whose heads fasterai prunes, and those it recognises but cannot handle."
+    blocks, unhandled = {}, {}
+    for n, m in model.named_modules():
+        b = _attention_block(m, n)
+        if isinstance(b, AttentionBlock): blocks[m] = b
+        elif b is not None: unhandled[m] = b
+    return blocks, unhandled
+
+
+# %% ../../nbs/core/graph.ipynb #f7f93915
+def head_channels(b:AttentionBlock, heads) -> list:
+    "The query channels of `heads` (head indices) of block `b`, sorted."
+    return [h * b.head_dim + i for h in sorted(heads) for i in range(b.head_dim)]
+
+def _whole_heads(b:AttentionBlock, idxs) -> list:
+    "The heads `idxs` (query channels) cover, checked: whole heads, the same number from each key/value group."
+    d, idxs = b.head_dim, sorted(set(map(int, idxs)))
+    heads = sorted({i // d for i in idxs})
+    if idxs != head_channels(b, heads) or (heads and heads[-1] >= b.heads):
+        raise ValueError(f"attention {b.name!r}: channels {idxs[:8]}... are not whole heads of {d} among its {b.heads}")
+    per = b.heads // b.kv_heads
+    counts = [sum(h // per == g for h in heads) for g in range(b.kv_heads)]
+    if b.kv_heads != b.heads and len(set(counts)) > 1:           # grouped K/V heads stay: equal numbers per group
+        raise ValueError(f"attention {b.name!r}: heads {heads} take {counts} from its {b.kv_heads} key/value groups; "
+                         f"each group must lose the same number")
+    if len(heads) >= b.heads: raise ValueError(f"attention {b.name!r}: removing all its {b.heads} heads")
+    return heads
+
+def cut_heads(b:AttentionBlock, idxs:list):
+    "Remove the whole heads whose query channels are `idxs` from block `b`: q/k/v outputs, the inner output projection's inputs, the head attributes."
+    heads, w = _whole_heads(b, idxs), b.width
+    ch = head_channels(b, heads)
+    if b.fused: _pruner_of(b.qkv[0]).prune_out_channels(b.qkv[0], [p * w + c for p in range(3) for c in ch])
+    else:
+        gqa = b.kv_heads != b.heads
+        for layer in (b.qkv[:1] if gqa else b.qkv): _pruner_of(layer).prune_out_channels(layer, ch)
+    if b.o is not None: _pruner_of(b.o).prune_in_channels(b.o, ch)
+    m, n = b.module, b.heads
+    for a in _HEAD_COUNTS:
+        if isinstance(getattr(m, a, None), int): setattr(m, a, n)
+    for a in ('all_head_size', 'split_size'):
+        if isinstance(getattr(m, a, None), int): setattr(m, a, n * b.head_dim)
+    if isinstance(getattr(m, 'num_key_value_groups', None), int): m.num_key_value_groups = n // b.kv_heads
+
+class _AttentionPruner(tp.pruner.function.BasePruningFunc):
+    "torch-pruning's view of the attention modules of one class: opaque layers; only an outside-projected output (its heads) can be cut."
+    TARGET_MODULES = None
+    def __init__(self, blocks:dict): super().__init__(); self.blocks = blocks
+    def _refuse(self, layer, what):
+        raise RuntimeError(f"fasterai does not prune the {what} of attention {self.blocks[layer].name!r} (the model's "
+                           f"hidden size); it prunes its heads")
+    def prune_out_channels(self, layer, idxs):
+        if self.blocks[layer].o is not None: self._refuse(layer, 'output')
+        cut_heads(self.blocks[layer], idxs); return layer
+    def prune_in_channels(self, layer, idxs): self._refuse(layer, 'inputs')
+    def get_out_channels(self, layer):
+        b = self.blocks[layer]
+        return _width(b.o) if b.o is not None else b.width
+    def get_in_channels(self, layer): return _width(self.blocks[layer].qkv[0], out=False)
+
+def _custom_pruners(model:nn.Module) -> tuple[dict, dict, dict]:
+    "`(customized_pruners, attention blocks, unhandled attention)` for torch-pruning: transposed linears and attention modules by class."
+    blocks, unhandled = attention_blocks(model)
+    custom = {type(m): _T_PRUNER for m in model.modules() if is_transposed_linear(m)}
+    by_class = {}
+    for m, b in blocks.items(): by_class.setdefault(type(m), {})[m] = b
+    for t, bs in by_class.items():
+        odd = [n for n, m in model.named_modules() if type(m) is t and m not in bs]
+        if odd:                                 # torch-pruning picks pruners by class: all of a class or none
+            for m in bs: unhandled[m] = f"attention {bs[m].name!r}: other modules of its class {t.__name__} ({odd[:3]}) are not attention blocks fasterai can handle"
+            continue
+        custom[t] = _AttentionPruner(bs)
+    return custom, {m: b for m, b in blocks.items() if type(m) in custom}, unhandled
+
+
 # %% ../../nbs/core/graph.ipynb #da5016b6
 def dependency_graph(model:nn.Module,   # the model to trace; left as it was (values, flags, hooks)
                      example_inputs,    # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                     ):
-    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind; `.unmapped` lists the ops it could not map."
+    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind; `.unmapped` lists the ops it could not map, `.attention` the attention modules whose heads fasterai prunes."
     if example_inputs is None:
         raise ValueError("example_inputs is required: the dependency graph is traced by running the model once, "
                          "e.g. example_inputs=torch.randn(1, 3, 224, 224)")
     failed = []
     def forward(model, inputs):
-        try: return run_model(model, inputs)
+        try: return _tensors(run_model(model, inputs))
         except Exception as e: failed.append(e); raise
     DG = tp.DependencyGraph()
+    custom, DG.attention, DG.unhandled_attention = _custom_pruners(model)
     with hooks_cleaned(model), training_flags(model), torch.enable_grad(), _depth_note_silenced():
-        try: DG.build_dependency(model, example_inputs, forward_fn=forward, verbose=False)
+        try: DG.build_dependency(model, example_inputs, forward_fn=forward, verbose=False, customized_pruners=custom)
         except Exception as e:
             if failed and e is failed[0]:
                 raise ValueError(f"the model's forward failed on example_inputs of shape {input_shape(example_inputs)}: "
@@ -70,6 +236,13 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
             return DG
     DG.unmapped = {}
     return DG
+
+def _tensors(out) -> list:
+    "The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are not traced."
+    if isinstance(out, torch.Tensor): return [out]
+    if isinstance(out, dict): out = list(out.values())
+    if isinstance(out, (list, tuple)): return [t for o in out for t in _tensors(o)]
+    return []
 
 def _depth_note_silenced():
     "torch-pruning's 'Maximum recursive depth reached!' (it gives up inferring an op's channels): what that breaks shows as a blocked group, with its reason."
@@ -136,6 +309,12 @@ def _mapping_guarded(DG):
 # %% ../../nbs/core/graph.ipynb #fa873297
 LAYERS = (nn.modules.conv._ConvNd, nn.Linear)
 
+def _is_layer(m) -> bool: return isinstance(m, LAYERS) or is_transposed_linear(m)
+
+def layer_types(model:nn.Module) -> tuple:
+    "The layer types whose output channels fasterai prunes in `model`: `LAYERS`, and the transposed linears it holds (`Conv1D`)."
+    return LAYERS + tuple(dict.fromkeys(type(m) for m in model.modules() if is_transposed_linear(m)))
+
 def _plain(idxs) -> list:
     "Plain channel indices from torch-pruning's `(idx, root_idx)` pairs (or plain ints)."
     if not idxs or not isinstance(idxs[0], tuple): return list(map(int, idxs))
@@ -155,11 +334,13 @@ class Entry:
 class Coupling:
     "A set of layers whose output channels are removed together."
     root:nn.Module                 # the layer the group is rooted at (the first in model order)
-    members:list                   # the Conv/Linear layers whose output channels go, in model order
+    members:list                   # the Conv/Linear layers whose output channels go, in model order (heads: q/k/v, then the output projection inside)
     names:list                     # their names
     sink:bool                      # does pruning it change the model's output?
     blocked:str|None=None          # why it cannot be pruned (None: it can)
-    heads:int=1                    # attention heads its channels are split into: remove the same number from each
+    heads:int=1                    # attention heads its channels are split into
+    head_dim:int|None=None         # set: whole heads of this many channels go (None: channels; with `heads`, the same number per head)
+    kv_heads:int=1                 # key/value heads kept (grouped-query attention): whole heads go in equal numbers per group
     @property
     def id(self) -> str: return self.names[0]
 
@@ -183,17 +364,21 @@ class PruningGraph:
         self.DG = dependency_graph(model, example_inputs)
         self.names = {m: n for n, m in model.named_modules()}
         self._order = {m: i for i, m in enumerate(model.modules())}
+        self.attention = {m: b for m, b in self.DG.attention.items() if m in self.DG.module2node}   # used by the forward
+        self._inside = {sub: why for m, why in self.DG.unhandled_attention.items() for sub in m.modules()}
+        self._head_cuts = 0                                    # recorded head cuts made inside attention modules
 
     def __contains__(self, m:nn.Module) -> bool: return m in self.DG.module2node
 
     @property
     def state(self) -> int:
         "Changes as recorded prunes happen (scores computed at one state stay valid while it does not change)."
-        return len(self.DG._pruning_history)
+        return len(self.DG._pruning_history) + self._head_cuts
 
     def out_channels(self, m:nn.Module) -> int:
-        "Current output channels of layer `m`."
-        return self.DG.get_pruner_of_module(m).get_out_channels(m)
+        "Current output channels of layer `m` (of an attention module: its query channels)."
+        b = self.attention.get(m)
+        return b.width if b is not None else self.DG.get_pruner_of_module(m).get_out_channels(m)
 
     def _group(self, root:nn.Module, idxs=None):
         if idxs is None: idxs = list(range(self.out_channels(root)))
@@ -207,7 +392,7 @@ class PruningGraph:
         name = DG._param_to_name.get(t, '') if isinstance(t, nn.Parameter) else self.names.get(t, '')
         if isinstance(t, tp.ops._OutputOp): sink = True
         elif node.outputs: sink = False
-        else: sink = not isinstance(t, LAYERS) or out
+        else: sink = not _is_layer(t) or out
         return Entry(t, name, out, _plain(item.idxs), list(item.root_idxs), sink)
 
     def entries(self,
@@ -215,12 +400,27 @@ class PruningGraph:
                 idxs=None           # its output channels to remove (None: all current ones)
                ) -> list[Entry]:
         "What removing `idxs` of `root`'s output channels does to every module coupled to it."
+        if root in self.attention: return self._head_entries(self.attention[root], idxs)
         return [self._entry(item) for item in self._group(root, idxs)]
+
+    def _head_entries(self, b:AttentionBlock, idxs=None) -> list[Entry]:
+        "Removing query channels `idxs` (whole heads) of attention `b`: the module first, its q/k/v outputs, its output projection's inputs."
+        idxs = list(range(b.width)) if idxs is None else sorted(map(int, idxs))
+        es, n = [Entry(b.module, b.name, True, idxs, idxs)], self.names
+        if b.fused: es.append(Entry(b.qkv[0], n[b.qkv[0]], True, [p * b.width + i for p in range(3) for i in idxs], idxs * 3))
+        else: es += [Entry(l, n[l], True, idxs, idxs) for l in (b.qkv if b.kv_heads == b.heads else b.qkv[:1])]
+        if b.o is not None: es.append(Entry(b.o, n[b.o], False, idxs, idxs))
+        else: es += [e for e in map(self._entry, self._group(b.module, idxs)) if e.target is not b.module]
+        return es
 
     def _blocked(self, entries) -> str|None:
         "Why a group with these entries cannot be pruned (None: it can)."
         for e in entries:
             t = e.target
+            if t in self.attention:
+                return (f"the model's hidden size: it reaches the inputs or output of attention {self.attention[t].name!r} "
+                        f"(its heads are pruned as their own group)")
+            if t in self._inside: return self._inside[t]
             if t in self.DG.unmapped:
                 return (f"coupled through a {self.DG.unmapped[t]} that torch-pruning cannot map channels through "
                         f"(e.g. a channel shuffle)")
@@ -273,6 +473,10 @@ class PruningGraph:
             heads, why = _heads(es)
             out.append(Coupling(members[0], members, [self.names[m] for m in members], any(e.sink for e in es),
                                 self._blocked(es) or why, heads))
+        for b in self.attention.values():            # the heads of each attention module: one coupling
+            kv = b.kv_heads if b.kv_heads != b.heads else 1      # grouped K/V heads are kept: equal numbers go per group
+            ls = b.qkv + ([b.o] if b.o is not None else [])     # the output projection inside loses the heads' inputs
+            out.append(Coupling(b.module, ls, [self.names[l] for l in ls], False, None, b.heads, b.head_dim, kv))
         return sorted(out, key=lambda c: self._order[c.root])
 
     def prune(self,
@@ -282,19 +486,32 @@ class PruningGraph:
               undo:bool=False       # return an `Undo` that puts everything back exactly
              ) -> tuple:
         "Remove channels `idxs` of `root` and everything coupled; returns `(entries, undo or None)`."
+        b = self.attention.get(root)
+        if b is not None and b.o is not None:            # heads cut inside the module: nothing outside it changes
+            es = self._head_entries(b, idxs)
+            u = Undo(self, es) if undo else None
+            with _grads_kept(es): cut_heads(b, idxs)
+            self._head_cuts += record
+            return es, u
         group = self._group(root, idxs)
         if not self.DG.check_pruning_group(group):
             raise RuntimeError(f"torch-pruning refused to remove {len(idxs)} channels of "
                                f"{self.names.get(root, type(root).__name__)!r}")
-        es = [self._entry(item) for item in group]
+        es = self._head_entries(b, idxs) if b is not None else [self._entry(item) for item in group]
         u = Undo(self, es) if undo else None
-        mods = [e.target for e in es if isinstance(e.target, nn.Module) and not isinstance(e.target, nn.Parameter)]
-        grads = {(m, k): p.requires_grad for m in mods for k, p in m._parameters.items() if p is not None}
-        group.prune(record_history=record)
-        for (m, k), rg in grads.items():      # torch-pruning re-creates parameters: keep requires_grad as it was
-            p = m._parameters.get(k)
-            if p is not None and p.requires_grad != rg: p.requires_grad_(rg)
+        with _grads_kept(es): group.prune(record_history=record)
         return es, u
+
+@contextlib.contextmanager
+def _grads_kept(entries):
+    "Pruning re-creates parameters: keep each one's `requires_grad` as it was."
+    mods = [m for e in entries if isinstance(e.target, nn.Module) and not isinstance(e.target, nn.Parameter)
+            for m in e.target.modules()]
+    grads = {(m, k): p.requires_grad for m in mods for k, p in m._parameters.items() if p is not None}
+    yield
+    for (m, k), rg in grads.items():
+        p = m._parameters.get(k)
+        if p is not None and p.requires_grad != rg: p.requires_grad_(rg)
 
 # %% ../../nbs/core/graph.ipynb #67dfd8e9
 def _plain_state(m) -> dict:
@@ -320,7 +537,7 @@ class Undo:
                 for sub in e.target.modules(): keep(sub)     # and its children: torch-pruning's attention pruner edits out_proj too
                 if e.target in graph.names: self.touched.append(graph.names[e.target])
         self.module2node, self.param_to_name = dict(DG.module2node), dict(DG._param_to_name)
-        self.history = len(DG._pruning_history)
+        self.history, self.head_cuts = len(DG._pruning_history), graph._head_cuts
 
     def restore(self):
         DG = self.graph.DG
@@ -332,11 +549,12 @@ class Undo:
         DG.module2node.clear(); DG.module2node.update(self.module2node)
         DG._param_to_name.clear(); DG._param_to_name.update(self.param_to_name)
         del DG._pruning_history[self.history:]
+        self.graph._head_cuts = self.head_cuts
 
 # %% ../../nbs/core/graph.ipynb #2824eb1d
 def filter_scores(layer:nn.Module, criteria:Criteria, reference=None) -> torch.Tensor:
-    "One score per output channel of `layer` (a Conv or Linear), higher = keep."
-    dim = Granularities.get_dim(layer, 'filter')
+    "One score per output channel of `layer` (a Conv, Linear or transposed linear), higher = keep."
+    dim = (0,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'filter')
     return criteria.group_scores(layer.weight, dim, w_init=reference, grad=layer.weight.grad).flatten()
 
 @torch.no_grad()
@@ -349,7 +567,7 @@ def channel_scores(entries:list,          # `PruningGraph.entries(root)`: every 
     n = len(entries[0].idxs)
     total, count = torch.zeros(n), torch.zeros(n)
     for e in entries:
-        if not (e.out and isinstance(e.target, LAYERS)) or any(r is None for r in e.root_idxs): continue
+        if not (e.out and _is_layer(e.target)) or any(r is None for r in e.root_idxs): continue
         s = filter_scores(e.target, criteria, references.get(e.target)).cpu()
         if len(e.root_idxs) == n == len(s) and e.root_idxs == e.idxs == list(range(n)): total.add_(s); count.add_(1)
         else:

@@ -6,17 +6,54 @@
 from __future__ import annotations
 import torch
 import torch.nn as nn
-from .granularity import Granularities
+from .granularity import Granularities, WeightUnit, TransposedWeight, is_transposed_linear
 
 # %% auto #0
-__all__ = ['candidate_modules', 'select_modules']
+__all__ = ['candidate_modules', 'candidate_units', 'select_modules', 'weight_inventory']
 
 # %% ../../nbs/core/select.ipynb #88fee25a
+_EMBEDDINGS = (nn.Embedding, nn.EmbeddingBag)
+_ATTENTION_PARAMS = ('in_proj_weight', 'q_proj_weight', 'k_proj_weight', 'v_proj_weight')
+
+def _layer_types() -> tuple:
+    "The module types whose `.weight` is a layer fasterai compresses (embeddings apart: opt-in)."
+    return tuple(t for t in Granularities.available_modules()
+                 if isinstance(t, type) and issubclass(t, nn.Module) and not issubclass(t, _EMBEDDINGS))
+
 def candidate_modules(model:nn.Module, types=None) -> dict:
-    "Name -> module of every module of `types` (default: the types fasterai compresses) that holds a weight tensor, in model order."
-    types = tuple(Granularities.available_modules()) if types is None else tuple(types)
+    "Name -> module of every module of `types` (default: the layer types fasterai compresses) that holds a weight tensor, in model order."
+    types = _layer_types() if types is None else tuple(types)
     return {n: m for n, m in model.named_modules()
             if isinstance(m, types) and isinstance(getattr(m, 'weight', None), torch.Tensor)}
+
+def _param_units(mn:str, m:nn.Module) -> list:
+    "(name, unit) of the weight matrices of `m` that are units although not a layer's `.weight`."
+    join = lambda pn: f"{mn}.{pn}" if mn else pn
+    if is_transposed_linear(m): return [(mn, TransposedWeight(m, 'weight'))]
+    if isinstance(m, nn.MultiheadAttention):
+        return [(join(pn), WeightUnit(m, pn)) for pn in _ATTENTION_PARAMS if isinstance(getattr(m, pn, None), torch.Tensor)]
+    if isinstance(m, nn.RNNBase):
+        return [(join(pn), WeightUnit(m, pn)) for pn, p in m.named_parameters(recurse=False)
+                if pn.startswith(('weight_ih_l', 'weight_hh_l')) and p.dim() == 2]
+    return []
+
+def candidate_units(model:nn.Module,          # the model
+                    embeddings:bool=False,     # also the embedding tables (opt-in)
+                    aliases:bool=False         # also return {other name of a tied weight: its unit's name}
+                   ):
+    "Name -> unit (a layer, or a `WeightUnit`) of every weight fasterai can compress, in model order, each tied weight once."
+    units, seen, alias = {}, {}, {}
+    layers = _layer_types()
+    for mn, m in model.named_modules():
+        found = _param_units(mn, m)
+        if not found and isinstance(getattr(m, 'weight', None), torch.Tensor) and (
+                isinstance(m, layers) or embeddings and isinstance(m, nn.Embedding)):
+            found = [(mn, m)]
+        for n, u in found:
+            k = id(u.weight)
+            if k in seen: alias[n] = seen[k]; continue       # tied (e.g. lm_head to the embedding): one unit, the first name
+            seen[k] = n; units[n] = u
+    return (units, alias) if aliases else units
 
 def _items(layers) -> list:
     if isinstance(layers, (str, nn.Module, type)) or callable(layers) and not isinstance(layers, (list, tuple, set)):
@@ -30,40 +67,75 @@ def _few(names, k:int=8) -> str:
     return f"{names[:k]}" + (f" and {len(names) - k} more" if len(names) > k else '')
 
 # %% ../../nbs/core/select.ipynb #0d43e2c4
+def _owner(u) -> nn.Module: return u.module if isinstance(u, WeightUnit) else u
+
 def select_modules(model:nn.Module,    # the model
                    layers=None,        # None (every candidate), a name, a module, a type, a filter_fn(module, name), or a list of these
-                   types=None,         # candidate layer types (default: every type fasterai compresses)
-                   what:str='layers'   # the argument's name, for error messages
+                   types=None,         # candidate layer types (default: every type fasterai compresses); layers only
+                   what:str='layers',  # the argument's name, for error messages
+                   units:bool=False,   # also the weights that are not a layer's `.weight` (`WeightUnit`s: attention, RNNs, Conv1D)
+                   embeddings:bool=False  # with `units`: every embedding table too (naming one selects it anyway)
                   ) -> dict:
-    "Name -> module of the candidate layers that `layers` selects, in model order; a clear error for anything that selects nothing."
-    cands = candidate_modules(model, types)
+    "Name -> unit of the candidates that `layers` selects, in model order; a clear error for anything that selects nothing."
+    if units and types is not None: raise ValueError("types= restricts layer modules: not with units=True")
+    if units:
+        cands, alias = candidate_units(model, embeddings, aliases=True)
+        named, _ = candidate_units(model, True, aliases=True)        # what naming (or a type) can select: embeddings too
+    else: cands, alias = candidate_modules(model, types), {}; named = cands
     if layers is None:
         if not cands: raise ValueError(f"the model has no layer of the supported types "
-                                       f"{[t.__name__ for t in (types or Granularities.available_modules())]} with a weight")
+                                       f"{[t.__name__ for t in (types or _layer_types())]} with a weight")
         return cands
     items = _items(layers)
     if not items: raise ValueError(f"{what} is empty: give layer names, modules, types or a filter_fn (None: every layer)")
     mods = dict(model.named_modules())
     name_of = {id(m): n for n, m in mods.items()}
-    unknown = [it for it in items if isinstance(it, str) and it not in mods]
+    unknown = [it for it in items if isinstance(it, str) and it not in mods and it not in named and it not in alias]
     if unknown: raise ValueError(f"{what}: unknown layer names {unknown}; layers: {_few(cands)}")
+    under = lambda n, root: root == '' or n == root or n.startswith(root + '.')
     chosen = set()
     for it in items:
         if isinstance(it, str):
-            got = {n for n in cands if n == it or it == '' or n.startswith(it + '.')}
-            desc = f"{it!r} ({type(mods[it]).__name__})"
+            it = alias.get(it, it)
+            got = {n for n in named if under(n, it) and (n in cands or n == it)}   # an embedding: when named itself
+            desc = f"{it!r} ({type(mods[it]).__name__ if it in mods else named[it].kind})"
         elif isinstance(it, nn.Module):
             if id(it) not in name_of: raise ValueError(f"{what}: the {type(it).__name__} given is not a module of the model")
             n0 = name_of[id(it)]
-            got = {n for n in cands if n == n0 or n0 == '' or n.startswith(n0 + '.')}
+            got = {n for n in named if under(n, n0) and (n in cands or n == n0)}
             desc = f"{n0!r} ({type(it).__name__})"
         elif isinstance(it, type):
-            got, desc = {n for n, m in cands.items() if isinstance(m, it)}, f"type {it.__name__}"
+            pool = named if issubclass(it, _EMBEDDINGS) else cands                   # nn.Embedding named: opt-in
+            got, desc = {n for n, u in pool.items() if isinstance(u, it) or isinstance(_owner(u), it)}, f"type {it.__name__}"
         elif callable(it):
-            got = {n for n, m in cands.items() if bool(it(m, n))}
+            got = {n for n, u in cands.items() if bool(it(u, n))}
             desc = f"filter_fn {getattr(it, '__name__', it)!r}"
         else:
             raise TypeError(f"{what}: {it!r} is not a layer name, a module, a type or a filter_fn(module, name) -> bool")
         if not got: raise ValueError(f"{what}: {desc} selects no layer that can be compressed; layers: {_few(cands)}")
         chosen |= got
-    return {n: m for n, m in cands.items() if n in chosen}
+    return {n: u for n, u in named.items() if n in chosen}
+
+# %% ../../nbs/core/select.ipynb #f05a5ce3
+def weight_inventory(model:nn.Module,   # the model
+                     layers:dict,       # name -> unit: what an operation covers (their `.weight`)
+                     units:bool=True    # whether the operation could have covered `WeightUnit`s (False: a pruning analysis)
+                    ) -> dict:
+    "`{'weight_params', 'embedding_params', 'outside'}`: the model's weight parameters (embeddings apart) and those outside `layers`, by kind and reason."
+    covered = {id(u.weight) for u in layers.values() if isinstance(getattr(u, 'weight', None), torch.Tensor)}
+    cands = {id(u.weight) for u in (candidate_units(model) if units else candidate_modules(model)).values()}
+    params = {id(u.weight) for u in candidate_units(model).values() if isinstance(u, WeightUnit)}
+    seen, total, emb, outside = set(), 0, 0, {}
+    for mn, m in model.named_modules():
+        for pn, p in m.named_parameters(recurse=False):
+            if id(p) in seen or p.dim() < 2: continue
+            seen.add(id(p))
+            if id(p) in covered: total += p.numel(); continue
+            if isinstance(m, _EMBEDDINGS): emb += p.numel(); continue
+            total += p.numel()
+            why = ('not selected' if id(p) in cands else
+                   'not a unit of this kind (a weight parameter, not a layer)' if id(p) in params else
+                   'not a layer type fasterai analyses')
+            c = outside.setdefault(f"{type(m).__name__}.{pn}: {why}", {'count': 0, 'params': 0})
+            c['count'] += 1; c['params'] += p.numel()
+    return {'weight_params': total, 'embedding_params': emb, 'outside': outside}

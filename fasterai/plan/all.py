@@ -7,9 +7,10 @@ __all__ = []
 
 # %% ../../nbs/plan/all.ipynb #42890463
 from fasterai.core import knapsack as solver
-from fasterai.plan import costs, options, problem, plan
+from fasterai.analyze import costs
+from fasterai.plan import options, problem, plan
 from fasterai.core.knapsack import *
-from fasterai.plan.costs import *
+from fasterai.analyze.costs import *
 from fasterai.plan.options import *
 from fasterai.plan.problem import *
 from fasterai.plan.plan import *

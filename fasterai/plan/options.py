@@ -16,7 +16,7 @@ from ..analyze.targets import damage_curve
 from ..sparse.sparsifier import Sparsifier
 from ..prune.pruner import Pruner
 from ..quantize.quantizer import Quantizer
-from .costs import Selection
+from ..analyze.costs import Selection
 
 # %% auto #0
 __all__ = ['plan_kinds', 'curve_options', 'PlanUnit', 'named_criteria', 'PlanKind', 'PruningPlan', 'SparsityPlan',
@@ -119,7 +119,7 @@ class SparsityPlan(PlanKind):
     def select(self, sel, unit, level): sel.sparsity.update({l: level for l in unit.layers})
     def axes(self, module, settings): return tuple(Granularities.get_dim(module, settings.get('granularity', 'weight')))
     def apply(self, model, targets, settings, sample=None, calibration_data=None, criteria=None):
-        sp = Sparsifier(model, settings.get('granularity', 'weight'), criteria=_criteria_of(settings, criteria))
+        sp = Sparsifier(model, settings.get('granularity', 'weight'), criteria=_criteria_of(settings, criteria), layers=list(targets))
         try: sp.sparsify_model(targets)
         finally: sp.remove()                      # the zeros stay; the masks and the optimizer hook go
         return sp
@@ -132,7 +132,7 @@ class QuantizationPlan(PlanKind):
         acts = settings.get('quant_activations', False)
         cal = calibration_data if calibration_data is not None else sample
         if acts and cal is None: raise ValueError("this plan quantizes activations: pass calibration_data= (or sample=) to calibrate them")
-        q = Quantizer(model, settings.get('quant_per_channel', True), acts, calibration_data=cal if acts else None)
+        q = Quantizer(model, settings.get('quant_per_channel', True), acts, calibration_data=cal if acts else None, layers=list(targets))
         q.quantize_model(targets)
         return q
 

@@ -8,7 +8,7 @@ import numpy as np
 from fastcore.basics import patch
 from ..core.units import check_percent
 from ..core.knapsack import Knapsack
-from .costs import KEYS, Selection, CostModel
+from ..analyze.costs import KEYS, Selection, CostModel
 from .options import PlanUnit, plan_kinds
 
 # %% auto #0

@@ -18,7 +18,7 @@ from ..core.select import select_modules
 from ..core.topology import fixed_reshape_layers
 from ..core.counter import count_flops_params
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
-                                 LAYERS)
+                                 LAYERS, layer_types, out_axis)
 
 # %% auto #0
 __all__ = ['trace_graph', 'check_example_inputs', 'LayerGroup', 'PruneInfo', 'Pruner']
@@ -70,6 +70,7 @@ class _Group:
     def __init__(self, graph:PruningGraph, c, blocked:str|None):
         self.graph, self.root, self.members, self.names = graph, c.root, c.members, c.names
         self.id, self.touches_output, self.blocked, self.heads = c.id, c.sink, blocked, c.heads
+        self.head_dim, self.kv_heads = c.head_dim, c.kv_heads
         self.original = graph.out_channels(c.root)
         self.full = None                        # (state, entries of every channel)
 
@@ -118,9 +119,10 @@ class Pruner:
 
     def _ignored_modules(self, ignored_layers, layers) -> set:
         "The layers that may not be pruned: those `ignored_layers` selects, and those `layers` does not."
-        cands = set(select_modules(self.model, None, types=LAYERS).values())
-        out = set() if ignored_layers is None else set(select_modules(self.model, ignored_layers, LAYERS, 'ignored_layers').values())
-        if layers is not None: out |= cands - set(select_modules(self.model, layers, LAYERS).values())
+        types = layer_types(self.model)
+        cands = set(select_modules(self.model, None, types=types).values())
+        out = set() if ignored_layers is None else set(select_modules(self.model, ignored_layers, types, 'ignored_layers').values())
+        if layers is not None: out |= cands - set(select_modules(self.model, layers, types).values())
         return out
 
     def _fixed_reshapes(self) -> dict:
@@ -142,9 +144,10 @@ class Pruner:
         "One `_Group` per set of coupled Conv/Linear layers, in model order."
         groups, self._member_of = [], {}
         fixed = self._fixed_reshapes()
-        for c in self.graph.couplings(LAYERS):
+        for c in self.graph.couplings(layer_types(self.model)):
             ign = [n for x, n in zip(c.members, c.names) if x in self.ignored]
-            why = next((f"{n}: {fixed[n]}" for n in c.names if n in fixed), None)
+            # an attention module views its q/k/v as (..., -1, head_dim): whole heads keep that size, so its literal is no obstacle
+            why = None if c.head_dim else next((f"{n}: {fixed[n]}" for n in c.names if n in fixed), None)
             g = _Group(self.graph, c, c.blocked or why or (f"ignored layer(s) {ign}" if ign else None))
             for x in c.members: self._member_of[x] = g
             groups.append(g)
@@ -231,8 +234,8 @@ def reuse_scores(self:Pruner):
 
 @patch
 def _step(self:Pruner, g) -> int:
-    "Channel counts of group `g` stay multiples of this: `round_to`, and its attention heads (each keeps the same size)."
-    return math.lcm(self.round_to or 1, g.heads)
+    "Channel counts of group `g` stay multiples of this: `round_to`, and its attention heads (whole heads, from each key/value group; or the same size each)."
+    return math.lcm(self.round_to or 1, g.head_dim * g.kv_heads if g.head_dim else g.heads)
 
 @patch
 def _keep(self:Pruner, base:int, pct:float, current:int, step:int|None=None) -> int:
@@ -244,10 +247,18 @@ def _keep(self:Pruner, base:int, pct:float, current:int, step:int|None=None) -> 
 
 @patch
 def _choose(self:Pruner, g, s:torch.Tensor, n:int) -> list:
-    "The `n` channels of group `g` to remove: the lowest scores; with attention heads, the same number from each head."
+    "The `n` channels of group `g` to remove: the lowest scores; with attention heads, whole heads or the same number from each head."
+    if g.head_dim: return _choose_heads(s, n, g.head_dim, g.kv_heads)
     if g.heads == 1: return _lowest(s, n)
     d, per = len(s) // g.heads, n // g.heads
     return [h * d + i for h in range(g.heads) for i in _lowest(s[h * d:(h + 1) * d], per)]
+
+def _choose_heads(s:torch.Tensor, n:int, d:int, kv:int) -> list:
+    "The `n` channels (whole heads of `d`) to remove: the heads of lowest total score, `n // (d * kv)` from each of `kv` groups."
+    hs = s.view(-1, d).sum(1)                 # one score per head
+    per, k = len(hs) // kv, n // (d * kv)
+    heads = [g * per + h for g in range(kv) for h in _lowest(hs[g * per:(g + 1) * per], k)]
+    return [h * d + i for h in heads for i in range(d)]
 
 @patch
 def _plan_local(self:Pruner, targets:dict, progress:float=1., from_current:bool=False) -> list:
@@ -298,8 +309,8 @@ def _cut_references(self:Pruner, entries:list):
     for e in entries:
         m = e.target
         if m not in self.references: continue
-        ref, transposed = self.references[m], getattr(m, 'transposed', False)
-        axis = (1 if transposed else 0) if e.out else (0 if transposed else 1)
+        ref = self.references[m]
+        axis = out_axis(m) if e.out else 1 - out_axis(m)
         drop = set(e.idxs)
         keep = torch.tensor([i for i in range(ref.shape[axis]) if i not in drop], device=ref.device, dtype=torch.long)
         self.references[m] = ref.index_select(axis, keep)
@@ -364,7 +375,7 @@ def _counts(self:Pruner) -> dict:
     "Channels, params and MACs of every member layer, and the model totals."
     macs, params, df = count_flops_params(self.model, self.example_inputs)
     layer_macs = dict(zip(df.layer, df.macs))
-    layers = {n: (m.out_features if isinstance(m, nn.Linear) else m.out_channels, sum(p.numel() for p in m.parameters()),
+    layers = {n: (self.graph.out_channels(m), sum(p.numel() for p in m.parameters()),
                   int(layer_macs.get(n, 0))) for n, m in self._layers}
     gs = self._targeted()
     return dict(layers=layers, macs=int(macs), params=int(params), channels=sum(g.channels for g in gs))

@@ -12,6 +12,7 @@ import torch.nn as nn
 from fastcore.basics import patch
 from ..core.inputs import run_model, to_device
 from ..core.model import eval_mode, model_device
+from ..core.granularity import WeightUnit, TransposedWeight, unit_type
 from ..core.select import select_modules
 from ..core.units import check_bits
 
@@ -46,9 +47,13 @@ def fake_quantize_affine(x:torch.Tensor, lo:float, hi:float, bits:int) -> torch.
     zp = min(qmax, max(0, round(-lo / scale)))
     return ((x / scale).round() + zp).clamp(0, qmax).sub(zp).mul(scale).to(x.dtype)
 
-def out_channel_axis(m:nn.Module) -> int:
-    "The weight axis of output channels: 1 for transposed convolutions, 0 otherwise."
-    return 1 if isinstance(m, nn.modules.conv._ConvTransposeNd) else 0
+def out_channel_axis(m) -> int:
+    "The weight axis of output channels: 1 for transposed convolutions and transposed linears (HF `Conv1D`), 0 otherwise."
+    return 1 if isinstance(m, (nn.modules.conv._ConvTransposeNd, TransposedWeight)) else 0
+
+def _output_module(m) -> nn.Module|None:
+    "The module whose forward output is unit `m`'s output (None: a weight parameter among several, as attention's in_proj_weight)."
+    return m.output_module if isinstance(m, WeightUnit) else m
 
 # %% ../../nbs/quantize/quantizer.ipynb #898bba62
 @torch.no_grad()
@@ -60,7 +65,7 @@ def calibrate_ranges(model:nn.Module, layers:dict, batches, strict:bool=True) ->
         lo, hi = torch.aminmax(out.detach())
         a, b = ranges.get(name, (math.inf, -math.inf))
         ranges[name] = (min(a, float(lo)), max(b, float(hi)))
-    hs = [m.register_forward_hook(partial(hook, n)) for n, m in layers.items()]
+    hs = [o.register_forward_hook(partial(hook, n)) for n, m in layers.items() if (o := _output_module(m)) is not None]
     try:
         for b in batches: run_model(model, b)
     finally:
@@ -68,8 +73,9 @@ def calibrate_ranges(model:nn.Module, layers:dict, batches, strict:bool=True) ->
     missing = [n for n in layers if n not in ranges]
     if missing and strict:
         raise ValueError(f"layers {missing} produced no tensor output during calibration: cannot quantize their activations "
-                         f"(a layer whose parent uses its weight directly, as nn.MultiheadAttention does with out_proj, or one "
-                         f"returning a tuple)")
+                         f"(a layer whose parent uses its weight directly, as nn.MultiheadAttention does with out_proj, one "
+                         f"returning a tuple, or a weight parameter such as attention's in_proj_weight or an RNN's weights, "
+                         f"whose product no module returns)")
     return ranges
 
 def _quantize_output(module, args, out, lo, hi, bits): return fake_quantize_affine(out, lo, hi, bits)
@@ -87,7 +93,8 @@ class Quantizer:
                  per_channel:bool=True,    # one weight scale per output channel (else one for the tensor)
                  activations:bool=False,   # also fake-quantize each quantized unit's output (asymmetric, per tensor)
                  *,
-                 layers=None,              # which units: names, modules, types or a filter_fn(module, name); None = every supported layer
+                 layers=None,              # which units: names, modules, types or a filter_fn(unit, name); None = every supported unit
+                 embeddings:bool=False,    # also every embedding table (naming one in `layers` selects it anyway)
                  calibration_data=None):   # with `activations`: a batch, or batches (tensors, `(x, y)` pairs or dicts), to calibrate output ranges
         if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
         for k, v in (('per_channel', per_channel), ('activations', activations)):
@@ -97,7 +104,7 @@ class Quantizer:
                              "layer's output range on (the analysis uses its sample when it has no calibration_data)")
         self.model, self.per_channel, self.activations = model, per_channel, activations
         self.calibration_data = calibration_data
-        self.layers = select_modules(model, layers)   # unit name -> module, in model order
+        self.layers = select_modules(model, layers, units=True, embeddings=embeddings)   # unit name -> layer or `WeightUnit`, in model order
         self.bits = {}                                # unit name -> bits it holds now (the fqn -> bits map)
         self.ranges = None                            # unit name -> (min, max) of its output (activations)
         self._orig, self._hooks = {}, {}
@@ -142,7 +149,7 @@ def _quantize(self:Quantizer, name:str, bits:int):
         old = self._hooks.pop(name, None)
         if old is not None: old.remove()
         lo, hi = self.ranges[name]
-        self._hooks[name] = m.register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=bits))
+        self._hooks[name] = _output_module(m).register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=bits))
 
 @patch
 def quantize_model(self:Quantizer,
@@ -175,7 +182,7 @@ def report(self:Quantizer) -> pd.DataFrame:
         seen.add(id(w))
         bits = self.bits.get(n, w.element_size() * 8)
         nz = _nonzero(self._orig.get(n, w))
-        rows.append(dict(unit=n, type=type(m).__name__, bits=bits, params=w.numel(), nonzero=nz, bytes=nz * bits / 8))
+        rows.append(dict(unit=n, type=unit_type(m), bits=bits, params=w.numel(), nonzero=nz, bytes=nz * bits / 8))
     rest = [p for p in self.model.parameters() if id(p) not in seen]
     nz = [_nonzero(p) for p in rest]
     rows.append(dict(unit='other', type='', bits=None, params=sum(p.numel() for p in rest), nonzero=sum(nz),

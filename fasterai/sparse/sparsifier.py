@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from fastcore.basics import patch
-from ..core.granularity import Granularities
+from ..core.granularity import Granularities, unit_type
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_percents
 from ..core.select import select_modules
@@ -19,8 +19,8 @@ from ..core.select import select_modules
 __all__ = ['Sparsifier', 'model_sparsity', 'format_sparsity', 'MaskScratch', 'layer_mask']
 
 # %% ../../nbs/sparse/sparsifier.ipynb #0294f690
-def _selected(model:nn.Module, layers=None, layer_type=None) -> dict:
-    "Name -> module of the layers `layers=` selects (see `fasterai.core.select`), or its older alias `layer_type=` (classes)."
+def _selected(model:nn.Module, layers=None, layer_type=None, embeddings:bool=False) -> dict:
+    "Name -> unit of the layers and weight units `layers=` selects (see `fasterai.core.select`), or its older alias `layer_type=` (classes)."
     if layer_type is not None:
         if layers is not None: raise ValueError("give layers= or its alias layer_type=, not both")
         types = tuple(layer_type) if isinstance(layer_type, (list, tuple, set)) else (layer_type,)
@@ -29,7 +29,7 @@ def _selected(model:nn.Module, layers=None, layer_type=None) -> dict:
             if not isinstance(t, type): raise TypeError(f"layer_type must be a layer class or a list of them, got {t!r}")
             Granularities.available_granularities(t)      # raises TypeError for unsupported types
         layers = list(types)
-    return select_modules(model, layers)
+    return select_modules(model, layers, units=True, embeddings=embeddings)
 
 
 # %% ../../nbs/sparse/sparsifier.ipynb #7172c1e3
@@ -42,15 +42,16 @@ class Sparsifier:
                  criteria:Criteria=large_final,  # how groups are scored (higher = keep)
                  layer_type=None,                # alias of `layers=` with layer classes (older name)
                  *,
-                 layers=None,                    # which layers: names, modules, types or a filter_fn(module, name); None = all supported
+                 layers=None,                    # which units: names, modules, types or a filter_fn(unit, name); None = all supported
+                 embeddings:bool=False,          # also every embedding table (naming one in `layers` selects it anyway)
                  on_step:bool=True):             # re-apply masks after every `torch.optim` optimizer step
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
         self.model, self.granularity, self.context, self.criteria, self.on_step = model, granularity, context, criteria, on_step
-        self.layers = _selected(model, layers, layer_type)
-        self._dims = {}                                  # layer class -> weight axes grouped by `granularity`
+        self.layers = _selected(model, layers, layer_type, embeddings)   # unit name -> layer or `WeightUnit`, in model order
+        self._dims = {}                                  # unit class -> weight axes grouped by `granularity`
         for n, m in self.layers.items():
             if type(m) in self._dims: continue
             try: self._dims[type(m)] = Granularities.get_dim(m, granularity)
@@ -86,7 +87,7 @@ def _layer_name(self:Sparsifier, module) -> str:
     name = self._names.get(id(module))
     if name is None or self.layers[name] is not module:
         raise ValueError(f"{type(module).__name__} module is not a layer this Sparsifier handles "
-                         f"(layer types: {sorted({type(m).__name__ for m in self.layers.values()})})")
+                         f"(unit types: {sorted({unit_type(m) for m in self.layers.values()})})")
     return name
 
 @patch
@@ -230,7 +231,7 @@ def _refresh(self:Sparsifier, names):
 # %% ../../nbs/sparse/sparsifier.ipynb #4864644a
 def _report(layers:dict):
     import pandas as pd
-    rows = [(n, type(m).__name__, m.weight.numel(), _count(m.weight == 0)) for n, m in layers.items()]
+    rows = [(n, unit_type(m), m.weight.numel(), _count(m.weight == 0)) for n, m in layers.items()]
     df = pd.DataFrame(rows, columns=['layer', 'type', 'params', 'zeros'])
     df.loc[len(df)] = ['total', '', int(df.params.sum()), int(df.zeros.sum())]
     df['sparsity'] = 100 * df.zeros / df.params.clip(lower=1)

@@ -31,7 +31,8 @@ class SparsifyCallback(Callback):
                  layer_type=None,                 # alias of `layers=` with layer classes (older name)
                  n_updates:int=10,                # about how many times per fit the masks are recomputed
                  *,
-                 layers=None):                    # which layers: names, modules, types or a filter_fn(module, name); None = all supported
+                 layers=None,                     # which units: names, modules, types or a filter_fn(unit, name); None = all supported
+                 embeddings:bool=False):          # also every embedding table (a dict of targets may name one anyway)
         super().__init__()
         if layers is not None and layer_type is not None: raise ValueError("give layers= or its alias layer_type=, not both")
         self.sparsity = check_percents('sparsity', sparsity)
@@ -46,7 +47,7 @@ class SparsifyCallback(Callback):
                 raise ValueError(f"{name}={v!r} must be an integer >= {int(name == 'n_updates')}")
         self.granularity, self.context, self.criteria, self.schedule = granularity, context, criteria, schedule
         self.lth, self.rewind_epoch, self.reset_end = lth, rewind_epoch, reset_end
-        self.layer_type, self.layers = layer_type, layers
+        self.layer_type, self.layers, self.embeddings = layer_type, layers, embeddings
         self.n_updates = n_updates
         self.sparsifier, self.report, self._rewind = None, None, None
         self._bin, self._level, self._final = 0, 0., 1.
@@ -67,7 +68,8 @@ def _start(self:SparsifyCallback):
     if (self.lth or self.reset_end) and self.rewind_epoch >= self.n_epoch:
         raise ValueError(f"rewind_epoch={self.rewind_epoch} must be smaller than the number of epochs ({self.n_epoch})")
     self.sparsifier = Sparsifier(self.learn.model, self.granularity, self.context, self.criteria, self.layer_type,
-                                 layers=self.layers, on_step=False)
+                                 layers=self.layers, on_step=False,       # a dict of targets names its units: embeddings may be among them
+                                 embeddings=self.embeddings or isinstance(self.sparsity, dict))
     self.sparsifier.check_sparsity(self.sparsity)
     self.report, self._bin, self._level, self._final = None, 0, 0., self.schedule(1.)
 
