@@ -21,10 +21,11 @@ def _layer_types() -> tuple:
                  if isinstance(t, type) and issubclass(t, nn.Module) and not issubclass(t, _EMBEDDINGS))
 
 def candidate_modules(model:nn.Module, types=None) -> dict:
-    "Name -> module of every module of `types` (default: the layer types fasterai compresses) that holds a weight tensor, in model order."
-    types = _layer_types() if types is None else tuple(types)
+    "Name -> module of every module of `types` (default: the layer types fasterai compresses and transposed linears, HF `Conv1D`) that holds a weight tensor, in model order."
+    default = types is None
+    types = _layer_types() if default else tuple(types)
     return {n: m for n, m in model.named_modules()
-            if isinstance(m, types) and isinstance(getattr(m, 'weight', None), torch.Tensor)}
+            if (isinstance(m, types) or default and is_transposed_linear(m)) and isinstance(getattr(m, 'weight', None), torch.Tensor)}
 
 def _param_units(mn:str, m:nn.Module) -> list:
     "(name, unit) of the weight matrices of `m` that are units although not a layer's `.weight`."
@@ -117,6 +118,13 @@ def select_modules(model:nn.Module,    # the model
     return {n: u for n, u in named.items() if n in chosen}
 
 # %% ../../nbs/core/select.ipynb #f05a5ce3
+_FREE_EMBEDDING = ('embed', 'token', 'position', 'pos_')
+
+def _free_embedding(m:nn.Module, pn:str, p) -> bool:
+    "Is `p` (parameter `pn` of `m`) a positional embedding or a class token held outside any layer (ViT's `pos_embedding`, `class_token`)?"
+    return (p is not getattr(m, 'weight', None) and not isinstance(m, nn.RNNBase)
+            and any(k in pn.lower() for k in _FREE_EMBEDDING) and not pn.endswith(_ATTENTION_PARAMS))
+
 def weight_inventory(model:nn.Module,   # the model
                      layers:dict,       # name -> unit: what an operation covers (their `.weight`)
                      units:bool=True    # whether the operation could have covered `WeightUnit`s (False: a pruning analysis)
@@ -131,7 +139,7 @@ def weight_inventory(model:nn.Module,   # the model
             if id(p) in seen or p.dim() < 2: continue
             seen.add(id(p))
             if id(p) in covered: total += p.numel(); continue
-            if isinstance(m, _EMBEDDINGS): emb += p.numel(); continue
+            if isinstance(m, _EMBEDDINGS) or _free_embedding(m, pn, p): emb += p.numel(); continue
             total += p.numel()
             why = ('not selected' if id(p) in cands else
                    'not a unit of this kind (a weight parameter, not a layer)' if id(p) in params else
