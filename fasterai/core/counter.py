@@ -4,15 +4,19 @@
 
 # %% ../../nbs/core/counter.ipynb #98da78dc
 from __future__ import annotations
+import contextlib
 import torch
 import torch.nn as nn
 import pandas as pd
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
+from torch.utils._python_dispatch import TorchDispatchMode
 from .inputs import run_model, input_shape, tensors_of
 from .model import eval_mode
+from .granularity import WeightUnit
+from .select import candidate_units
 
 # %% auto #0
-__all__ = ['input_shapes', 'forward_with', 'count_flops_params', 'layer_macs', 'format_count']
+__all__ = ['input_shapes', 'forward_with', 'countable_kernels', 'count_flops_params', 'layer_macs', 'format_count']
 
 # %% ../../nbs/core/counter.ipynb #bc9a306b
 def input_shapes(example_inputs) -> str:
@@ -54,6 +58,39 @@ def _shape(x):
     ts = tensors_of(x)
     return tuple(ts[0].shape) if ts else None
 
+# %% ../../nbs/core/counter.ipynb #72532354
+_CPU_SDPA = getattr(torch.ops.aten, '_scaled_dot_product_flash_attention_for_cpu', None)
+_EXTRA_FORMULAS = ({_CPU_SDPA: lambda q, k, v, *args, out_shape=None, **kwargs: sdpa_flop_count(q, k, v)}
+                   if _CPU_SDPA is not None else {})     # torch's own attention formula, for its CPU kernel
+
+@contextlib.contextmanager
+def countable_kernels(model:nn.Module):
+    "Run `model` on kernels whose operators `FlopCounterMode` counts: no fused attention fast path, no oneDNN RNN layer (flags put back on exit)."
+    fast, dnn = torch.backends.mha.get_fastpath_enabled(), torch.backends.mkldnn.enabled
+    rnn = any(isinstance(m, nn.RNNBase) for m in model.modules())    # oneDNN stays on for convolutions otherwise (it is faster)
+    torch.backends.mha.set_fastpath_enabled(False)
+    if rnn: torch.backends.mkldnn.enabled = False
+    try: yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(fast)
+        if rnn: torch.backends.mkldnn.enabled = dnn
+
+class _WeightMacs(TorchDispatchMode):
+    "MACs of the counted operators by the weight parameter they read (matched by storage), beside `FlopCounterMode`."
+    def __init__(self, registry:dict, owners:dict):
+        super().__init__(); self.registry, self.owners, self.macs = registry, owners, {}
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        count = self.registry.get(func._overloadpacket)
+        if count is not None:
+            read = {id(p): p for t in tensors_of((args, kwargs))
+                    if (p := self.owners.get(t.untyped_storage().data_ptr())) is not None}
+            if len(read) == 1:                       # one weight (a product of two weights is nobody's)
+                k = next(iter(read))
+                self.macs[k] = self.macs.get(k, 0) + count(*args, **kwargs, out_val=out) // 2
+        return out
+
 # %% ../../nbs/core/counter.ipynb #ed24b21a
 def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
                        example_inputs,    # a tensor, a tuple/list of inputs, or a dict of keyword inputs
@@ -71,7 +108,13 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
     finally: handle.remove()
     rows, seen = [], set()
     with torch.no_grad():
-        for name, m in layers:
+        for name, m in _rows(model, layers):
+            if isinstance(m, WeightUnit):        # a weight parameter of its own (attention's in_proj_weight, an RNN's weight_ih_l0)
+                p = m.weight; seen.add(id(p)); nz = int(torch.count_nonzero(p)); macs = macs_of(name)
+                rows.append(dict(layer=name, type=m.kind, weight_shape=tuple(p.shape), input_shape=None, output_shape=None,
+                                 macs=macs, params=p.numel(), nonzero_params=nz, nonzero_macs=round(macs * nz / max(p.numel(), 1)),
+                                 calls=0))
+                continue
             s, params, nonzero = stats[m], 0, 0
             for _, p, eff in _own_tensors(m):
                 if id(p) in seen: continue
@@ -95,13 +138,37 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
     total_params = sum(p.numel() for p in model.parameters())
     return total_macs, total_params, df
 
+def _rows(model:nn.Module, layers:list) -> list:
+    "(name, layer or `WeightUnit`) in model order: each module's weight-parameter units, then the module if it is a leaf layer."
+    units = {}
+    for n, u in candidate_units(model, embeddings=True).items():
+        if isinstance(u, WeightUnit) and u.pname != 'weight': units.setdefault(id(u.module), []).append((n, u))
+    leaf = {id(m) for _, m in layers}
+    return [r for n, m in model.named_modules() for r in units.get(id(m), []) + ([(n, m)] if id(m) in leaf else [])]
+
 def _count_macs(model:nn.Module, example_inputs) -> tuple:
-    "`(total MACs, name -> MACs of that module)` of one eval-mode, no-grad forward, from torch's `FlopCounterMode`."
-    counter = FlopCounterMode(display=False)
-    with eval_mode(model), torch.no_grad(), counter: forward_with(model, example_inputs)
+    "`(total MACs, name -> MACs)` of one eval-mode, no-grad forward, from torch's `FlopCounterMode`: a layer's own calls, or what its weight multiplies."
+    counter = FlopCounterMode(display=False, custom_mapping=_EXTRA_FORMULAS)
+    owners = {}                                     # storage of each weight parameter -> the parameter (tied ones once)
+    for p in model.parameters():
+        if p.dim() >= 2: owners.setdefault(p.untyped_storage().data_ptr(), p)
+    by_weight = _WeightMacs(counter.flop_registry, owners)
+    with eval_mode(model), torch.no_grad(), countable_kernels(model), counter, by_weight: forward_with(model, example_inputs)
     per_module = counter.get_flop_counts()          # 'Root.name.sub' -> {op: flops}, per module (torch's own tracker)
-    root = type(model).__name__
-    return counter.get_total_flops() // 2, lambda name: sum(per_module.get(f"{root}.{name}" if name else root, {}).values()) // 2
+    root, units = type(model).__name__, candidate_units(model, embeddings=True, aliases=True)[0]
+    mods = dict(model.named_modules())
+    def macs_of(name):
+        u = units.get(name)
+        if isinstance(u, WeightUnit) and u.pname != 'weight': return by_weight.macs.get(id(u.weight), 0)
+        own = sum(per_module.get(f"{root}.{name}" if name else root, {}).values()) // 2
+        w = getattr(mods.get(name), 'weight', None)
+        if own or not isinstance(w, torch.Tensor): return own - sum(by_weight.macs.get(id(x.weight), 0) for _, x in _rows_of(units, mods.get(name)))
+        return by_weight.macs.get(id(w), 0)         # a layer whose weight its parent multiplies (nn.MultiheadAttention's out_proj)
+    return counter.get_total_flops() // 2, macs_of
+
+def _rows_of(units:dict, m) -> list:
+    "The weight-parameter units that module `m` holds (their MACs are reported apart from the module's)."
+    return [(n, u) for n, u in units.items() if isinstance(u, WeightUnit) and u.pname != 'weight' and u.module is m]
 
 def layer_macs(model:nn.Module,   # the model; left unchanged
                layers,            # names of leaf layers
