@@ -269,7 +269,7 @@ def _noise_counts(r, deltas, los, his) -> list[str]:
     ok = ~np.isnan(lo)
     out = [f"{int(((lo <= 0) & (hi >= 0))[ok].sum())} of {int(ok.sum())} deltas within noise"]
     need = samples_to_separate(d, lo, hi, c['samples'])
-    if math.isinf(need): out.append("the deltas have no spread: no number of samples separates fragile from robust layers")
+    if math.isinf(need): out.append("the more and the less fragile halves of the layers have the same median delta: no number of samples separates them (any spread is in a few layers; see the deltas outside noise)")
     elif not math.isnan(need):
         out.append(f"about {need:,.0f} samples would separate the fragile from the robust layers at this spread "
                    f"({c['samples']:,} evaluated: {'enough' if need <= c['samples'] else 'too few'})")

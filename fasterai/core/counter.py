@@ -58,7 +58,7 @@ def _shape(x):
     ts = tensors_of(x)
     return tuple(ts[0].shape) if ts else None
 
-# %% ../../nbs/core/counter.ipynb #72532354
+# %% ../../nbs/core/counter.ipynb #4bac1f23
 _CPU_SDPA = getattr(torch.ops.aten, '_scaled_dot_product_flash_attention_for_cpu', None)
 _EXTRA_FORMULAS = ({_CPU_SDPA: lambda q, k, v, *args, out_shape=None, **kwargs: sdpa_flop_count(q, k, v)}
                    if _CPU_SDPA is not None else {})     # torch's own attention formula, for its CPU kernel
