@@ -78,7 +78,7 @@ def main(argv=None):
             extra = r['peak_mb'] - r['base_mb']
             print(f"{name} {a.size}x{a.size} {comp}: {r['seconds']:.1f} s, {r['measured']} of {r['units']} units measured; "
                   f"peak {r['peak_mb']:.0f} MB, {extra:.0f} MB above the baseline of {r['base_mb']:.0f} MB "
-                  f"= {extra / r['model_mb']:.2f}x the model's {r['model_mb']:.0f} MB")
+                  f"= {extra / r['model_mb']:.2f}x the model's {r['model_mb']:.0f} MB (load {load()})")
     print(f"load average after: {load()} (1, 5, 15 min)")
 
 
