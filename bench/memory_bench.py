@@ -50,7 +50,7 @@ def child(name, comp, size):
     units = len(r.layers)
     measured = sum(1 for l in r.layers if comp != 'pruning' or l.prunable)
     print(json.dumps({'model_mb': model_mb, 'base_mb': base, 'peak_mb': rss(), 'seconds': t, 'units': units,
-                      'measured': measured}))
+                      'measured': measured, 'eval_seconds': r.timing.eval_seconds, 'cost_seconds': r.timing.cost_seconds}))
 
 
 def main(argv=None):
@@ -76,7 +76,8 @@ def main(argv=None):
                 print(f"{name} {a.size}x{a.size} {comp}: FAILED ({err[:200]})"); continue
             r = json.loads(lines[-1])
             extra = r['peak_mb'] - r['base_mb']
-            print(f"{name} {a.size}x{a.size} {comp}: {r['seconds']:.1f} s, {r['measured']} of {r['units']} units measured; "
+            print(f"{name} {a.size}x{a.size} {comp}: {r['seconds']:.1f} s ({r['eval_seconds']:.1f} s evaluating, "
+                  f"{r['cost_seconds']:.1f} s recording the cost model), {r['measured']} of {r['units']} units measured; "
                   f"peak {r['peak_mb']:.0f} MB, {extra:.0f} MB above the baseline of {r['base_mb']:.0f} MB "
                   f"= {extra / r['model_mb']:.2f}x the model's {r['model_mb']:.0f} MB (load {load()})")
     print(f"load average after: {load()} (1, 5, 15 min)")

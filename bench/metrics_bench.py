@@ -17,11 +17,12 @@ shows most. Printed per case, as plain lines:
 - the difference in wall time against the same sweep with the same metrics returning their means
   (no bookkeeping at all), in % of the evaluation time: the end-to-end check, noisier than the rest.
 
-Every figure is given twice: in wall time (what `Timing` and `sample_seconds` record) and in this thread's
-CPU time (`time.thread_time`, read by wrappers around the evaluator's timed calls). Other processes on a
-shared machine stretch the wall time of a long evaluation much more than that of the short bookkeeping, so
-under load the wall-time percentage flatters; the CPU-time one does not move with the load. The verdict
-takes the larger of the two.
+The sweep's evaluation and bookkeeping are given twice: in wall time (what `Timing` and `sample_seconds`
+record) and in this thread's CPU time (`time.thread_time`, read by wrappers around the evaluator's timed
+calls); the one-evaluation figures in CPU time. On a shared machine other processes take the CPU away in
+slices of milliseconds: every evaluation pays its share, but most 0.1 ms stretches of bookkeeping escape, so
+the median wall-time percentage flatters under load; the CPU-time one does not depend on the load. The
+verdict takes the larger of the two.
 
     OMP_NUM_THREADS=1 python bench/metrics_bench.py
     OMP_NUM_THREADS=1 python bench/metrics_bench.py --repeat 9 --levels 50,80,95
