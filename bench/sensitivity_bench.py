@@ -197,7 +197,7 @@ def suffix_case(name, a, device):
         model, (xv, yv), t = digits_vit()
         model = model.to(device)
         data = [(x.to(device), y.to(device)) for x, y in zip(xv.split(150), yv.split(150))]
-        a0 = sum(acc(model(x), y) * len(y) for x, y in data) / len(yv)
+        with torch.no_grad(): a0 = sum(acc(model(x), y) * len(y) for x, y in data) / len(yv)
         return model, data, acc, True, (f"4-layer ViT trained {t:.0f} s, accuracy {a0:.3f}; {len(yv)} held-out digits in "
                                         f"{len(data)} batches, accuracy")
     g = torch.Generator().manual_seed(0)
@@ -220,15 +220,16 @@ def suffix_part(a, device, models=None):
         model, data, metric, hib, what = suffix_case(name, a, device)
         an = {k: SensitivityAnalyzer(model, data=data, metric=metric, higher_is_better=hib, suffix=(k == 'suffix'))
               for k in ('full', 'suffix')}
-        times, res = {'full': [], 'suffix': []}, {}
+        times, cpu, res = {'full': [], 'suffix': []}, {'full': [], 'suffix': []}, {}
         for r in range(a.repeat):
             for k in (('full', 'suffix') if r % 2 == 0 else ('suffix', 'full')):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 with warnings.catch_warnings():
                     warnings.simplefilter('ignore')
                     res[k] = an[k].analyze('sparsity', 50, verbose=False)
-                times[k].append(time.perf_counter() - t0)
+                times[k].append(time.perf_counter() - t0); cpu[k].append(time.thread_time() - c0)
         tf, ts = statistics.median(times['full']), statistics.median(times['suffix'])
+        cf, cs = statistics.median(cpu['full']), statistics.median(cpu['suffix'])
         d = max(abs(x.delta - y.delta) for x, y in zip(res['full'].layers, res['suffix'].layers))
         ev = an['suffix'].evaluator                              # the analysis freed its cache at the end: fill it once more
         with warnings.catch_warnings():
@@ -238,6 +239,8 @@ def suffix_part(a, device, models=None):
         ev.close()
         tag = f"{name} sparsity 50% ({len(res['full'].layers)} layers; {what})"
         print(f"{tag}: full evaluation {tf:.2f} s, suffix-only {ts:.2f} s, ratio {ts / tf:.2f} (median of {a.repeat}; load {load()})")
+        print(f"{tag}: in this thread's CPU time (what other processes' load does not stretch): full {cf:.2f} s, "
+              f"suffix-only {cs:.2f} s, ratio {cs / cf:.2f}")
         print(f"{tag}: evaluating the metric {res['full'].timing.eval_seconds:.2f} s in full, {res['suffix'].timing.eval_seconds:.2f} s "
               f"suffix-only: ratio {res['suffix'].timing.eval_seconds / res['full'].timing.eval_seconds:.2f}; the suffix cache held "
               f"{cache:.0f} MB" + (f"; fell back to full evaluation: {ev.fallback}" if getattr(ev, 'fallback', None) else ''))
