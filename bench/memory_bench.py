@@ -3,7 +3,8 @@
 Each (model, compression) runs in a fresh process, so its peak resident memory (ru_maxrss) is its own.
 The process builds the model and one random batch, runs eval_fn once, and records its resident memory:
 that is the baseline (Python, torch, the model, the batch). Then it runs one analysis (one level) and
-reports the peak above the baseline, in MB and as a multiple of the model's parameter + buffer bytes.
+reports the peak above the baseline, in MB and as a multiple of the model's parameter + buffer bytes, with
+the absolute peak and the seconds spent evaluating and recording the cost model (`Timing`).
 
     OMP_NUM_THREADS=1 python bench/memory_bench.py                       # resnet50, swin_t, vit12 at 64x64
     OMP_NUM_THREADS=1 python bench/memory_bench.py --models swin_t --compressions pruning
