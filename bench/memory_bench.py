@@ -3,7 +3,8 @@
 Each (model, compression) runs in a fresh process, so its peak resident memory (ru_maxrss) is its own.
 The process builds the model and one random batch, runs eval_fn once, and records its resident memory:
 that is the baseline (Python, torch, the model, the batch). Then it runs one analysis (one level) and
-reports the peak above the baseline, in MB and as a multiple of the model's parameter + buffer bytes.
+reports the peak above the baseline, in MB and as a multiple of the model's parameter + buffer bytes, with
+the absolute peak and the seconds spent evaluating and recording the cost model (`Timing`).
 
     OMP_NUM_THREADS=1 python bench/memory_bench.py                       # resnet50, swin_t, vit12 at 64x64
     OMP_NUM_THREADS=1 python bench/memory_bench.py --models swin_t --compressions pruning
@@ -50,7 +51,7 @@ def child(name, comp, size):
     units = len(r.layers)
     measured = sum(1 for l in r.layers if comp != 'pruning' or l.prunable)
     print(json.dumps({'model_mb': model_mb, 'base_mb': base, 'peak_mb': rss(), 'seconds': t, 'units': units,
-                      'measured': measured}))
+                      'measured': measured, 'eval_seconds': r.timing.eval_seconds, 'cost_seconds': r.timing.cost_seconds}))
 
 
 def main(argv=None):
@@ -76,9 +77,10 @@ def main(argv=None):
                 print(f"{name} {a.size}x{a.size} {comp}: FAILED ({err[:200]})"); continue
             r = json.loads(lines[-1])
             extra = r['peak_mb'] - r['base_mb']
-            print(f"{name} {a.size}x{a.size} {comp}: {r['seconds']:.1f} s, {r['measured']} of {r['units']} units measured; "
+            print(f"{name} {a.size}x{a.size} {comp}: {r['seconds']:.1f} s ({r['eval_seconds']:.1f} s evaluating, "
+                  f"{r['cost_seconds']:.1f} s recording the cost model), {r['measured']} of {r['units']} units measured; "
                   f"peak {r['peak_mb']:.0f} MB, {extra:.0f} MB above the baseline of {r['base_mb']:.0f} MB "
-                  f"= {extra / r['model_mb']:.2f}x the model's {r['model_mb']:.0f} MB")
+                  f"= {extra / r['model_mb']:.2f}x the model's {r['model_mb']:.0f} MB (load {load()})")
     print(f"load average after: {load()} (1, 5, 15 min)")
 
 
