@@ -365,7 +365,7 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
     _say(quiet, *head)
     sweeps = [an.sweep(k, list(get_compression(k).default_levels), layers=chosen, verbose=not quiet and sys.stdout.isatty())
               for k in kinds]
-    plan = plan_compression(sweeps, budget, net, sample)
+    plan = plan_compression(sweeps, budget, sample=sample)     # from the costs the sweeps recorded: no second pass over the model
     key = next(iter(budget))
     front = plan.pareto(key, points=12)
     check = plan.verify(net, eval_fn)
