@@ -428,7 +428,8 @@ def repair(self:Plan,
                           predicted=new.predicted_metric, measured=value, gap=damage(new.predicted_metric, value, self.higher_is_better),
                           evaluations=len(on) + 1, kept=False))
         plan = new; plans.append(new)
-    best = min(range(len(steps)), key=lambda k: (steps[k]['gap'], -k))     # a step can overshoot: keep the closest (the latest on ties)
+    sign = 1 if self.higher_is_better else -1                              # a step can overshoot: keep the closest to its prediction;
+    best = min(range(len(steps)), key=lambda k: (round(steps[k]['gap'], 9), -sign * steps[k]['measured'], k))   # of equal gaps, the best measured
     steps[best]['kept'] = True
     out = plans[best]._with(plans[best].choice)
     out.repairs = steps
