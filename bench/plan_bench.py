@@ -4,8 +4,9 @@ The planner's promise is that once the sweeps are measured, every plan, and the 
 accuracy-vs-budget front, comes from cached numbers in about a second, with no model pass.
 This prints, one plain line per figure:
 
-- `costs`: gathering the numbers once (a counter pass, and one prune-and-restore per pruning
-  group and level) — paid once per model, by `plan_compression`;
+- `costs`: gathering the numbers once (a counter pass, and two prune-and-restores per pruning
+  group, the other levels scaled from them) — paid once per model: by the analysis, or by
+  `plan_compression(model=...)` for sweeps that recorded none (these synthetic ones);
 - `solve`: one plan for 200 units x 10 levels x 3 kinds (sparsity, pruning, quantization), with
   one budget (target < 1 s) and with two;
 - `front`: a 50-point front on one budget from the cached numbers (target < 5 s);
@@ -109,8 +110,8 @@ def main(argv=None):
         print(f"problem: {len(plan.units)} units ({a.units} layers: sparsity x bits; {a.units - 1} pruning groups), "
               f"{a.levels} levels per kind, {n_opts} options in all; refinement by pairs of coupled units "
               f"{'on' if prob.pair_work() <= prob.refine_work else 'off'} ({prob.pair_work():,} combinations per pass, limit {prob.refine_work:,})")
-        print(f"costs: first plan_compression (counts the model, prunes and restores {a.units - 1} groups x {a.levels} levels, "
-              f"solves) {t_first:.2f} s")
+        print(f"costs: first plan_compression (counts the model; prunes and restores each of {a.units - 1} groups at two of its "
+              f"{a.levels} levels, the others scaled; solves) {t_first:.2f} s")
     if 'solve' in a.parts:
         for budget in ({'bytes': 10}, {'macs': 50}, {'bytes': 10, 'macs': 50}):
             t, p = timed(lambda: plan.replan(budget), a.repeat)
