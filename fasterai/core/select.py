@@ -81,7 +81,8 @@ def select_modules(model:nn.Module,    # the model
     if units and types is not None: raise ValueError("types= restricts layer modules: not with units=True")
     if units:
         cands, alias = candidate_units(model, embeddings, aliases=True)
-        named, _ = candidate_units(model, True, aliases=True)        # what naming (or a type) can select: embeddings too
+        named = {**candidate_units(model, True), **cands}   # what naming (or a type) can select: embeddings too, and a tied weight
+                                                           # under the name it has without them (GPT-2's lm_head, tied to wte)
     else: cands, alias = candidate_modules(model, types), {}; named = cands
     if layers is None:
         if not cands: raise ValueError(f"the model has no layer of the supported types "

@@ -114,10 +114,10 @@ def bits_map(self:Plan) -> dict:
 # %% ../../nbs/plan/plan.ipynb #6d85f901
 @patch
 def to_dataframe(self:Plan) -> pd.DataFrame:
-    "One row per unit: its layers, the level of each kind (NaN: left alone), the option, its predicted damage."
+    "One row per unit: its layers, the kinds it may take, the level of each kind (NaN: left alone), the option, its predicted damage."
     rows = []
     for u, j in zip(self.units, self.choice):
-        r = {'unit': u.name, 'layers': ', '.join(u.layers)}
+        r = {'unit': u.name, 'layers': ', '.join(u.layers), 'kinds': ' + '.join(u.kinds)}
         for k in self.kinds: r[k] = np.nan
         r.update({k: l for k, l in zip(u.kinds, u.options[j]) if l is not None})
         rows.append({**r, 'option': u.describe(j), 'damage': u.damage[j]})
@@ -137,7 +137,7 @@ def summary(self:Plan):
              f"Kept, in percent of {scope}:"] + _budget_lines(self)
     lines += ['Kinds: ' + '; '.join(f"{k} ({', '.join(f'{a}={b}' for a, b in s.items()) or 'defaults'})" for k, s in self.kinds.items())]
     df = self.to_dataframe()
-    lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'option', 'damage']].to_string(index=False)]
+    lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]
     if self.repairs:
         kept = next((r['step'] for r in self.repairs if r.get('kept')), len(self.repairs) - 1)
         lines += [f"Repaired in {len(self.repairs) - 1} step(s), step {kept} kept (see .repairs)"]
@@ -428,7 +428,8 @@ def repair(self:Plan,
                           predicted=new.predicted_metric, measured=value, gap=damage(new.predicted_metric, value, self.higher_is_better),
                           evaluations=len(on) + 1, kept=False))
         plan = new; plans.append(new)
-    best = min(range(len(steps)), key=lambda k: (steps[k]['gap'], -k))     # a step can overshoot: keep the closest (the latest on ties)
+    sign = 1 if self.higher_is_better else -1                              # a step can overshoot: keep the closest to its prediction;
+    best = min(range(len(steps)), key=lambda k: (round(steps[k]['gap'], 9), -sign * steps[k]['measured'], k))   # of equal gaps, the best measured
     steps[best]['kept'] = True
     out = plans[best]._with(plans[best].choice)
     out.repairs = steps
@@ -438,13 +439,13 @@ def repair(self:Plan,
 @patch
 def pareto(self:Plan,
            key:str,          # the budget that varies: 'params', 'macs' or 'bytes'
-           points=20         # how many budgets, from the smallest reachable to 100%, or a list of percents
+           points=20         # how many budgets, spaced geometrically from the smallest reachable to 100%, or a list of percents
           ) -> pd.DataFrame:
     "Predicted metric against the budget on `key` (other keys as in this plan), re-solved from the cached numbers."
     if key not in KEYS: raise ValueError(f"key={key!r} is not a budget; allowed: {list(KEYS)}")
     if isinstance(points, int) and not isinstance(points, bool):
         if points < 2: raise ValueError(f"points={points!r} must be at least 2 (or a list of percents)")
-        values = np.linspace(self.problem.reachable()[key], 100, points)
+        values = np.geomspace(max(self.problem.reachable()[key], 1e-3), 100, points)   # dense where the front bends: small budgets
     else: values = [check_percent(f"points[{i}]", v, allow_zero=False) for i, v in enumerate(points)]
     rows, prev = [], None
     for v in sorted(values, reverse=True):               # from the loosest budget down, each solve starting from the last plan
@@ -458,12 +459,20 @@ def pareto(self:Plan,
 
 @patch
 def plot_pareto(self:Plan, front:pd.DataFrame, ax=None, label:str|None=None):
-    "Draw a front from `pareto`: predicted metric against the budget, this plan marked."
+    "Draw a front from `pareto`: predicted metric against the budget (log scale when it spans decades), this plan marked; a prediction that loses more than the baseline's own size is drawn at that edge."
     import matplotlib.pyplot as plt
     if ax is None: _, ax = plt.subplots(figsize=(6, 4))
     col = front.columns[0]
     key = col.split()[0]
-    ax.plot(front[col], front['predicted'], marker='o', ms=3, label=label or 'predicted')
+    x, y = front[col].to_numpy(float), front['predicted'].to_numpy(float)
+    edge = self.baseline - abs(self.baseline) if self.higher_is_better else self.baseline + abs(self.baseline)
+    with np.errstate(invalid='ignore'): off = (y < edge if self.higher_is_better else y > edge) & (self.baseline != 0)
+    y = np.where(off, edge, y)
+    ax.plot(x, y, marker='o', ms=3, label=label or 'predicted')
+    if off.any(): ax.plot(x[off], y[off], marker='v' if self.higher_is_better else '^', ls='', color='tab:gray',
+                          label=f"predicted beyond the axis ({int(off.sum())}): additivity breaks down")
+    xs = x[np.isfinite(x) & (x > 0)]
+    if len(xs) and xs.max() > 10 * xs.min(): ax.set_xscale('log')
     ax.plot([self.percent[key]], [self.predicted_metric], marker='*', ms=12, color='tab:red', ls='', label='this plan')
     ax.axhline(self.baseline, color='black', ls='--', lw=1, label='baseline')
     ax.set_xlabel(f"{key} kept (% of dense)"); ax.set_ylabel(f"predicted {self.metric_name}")

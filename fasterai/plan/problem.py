@@ -139,14 +139,26 @@ def solve(self:PlanProblem, budget:dict, max_rounds:int=3, start=None) -> np.nda
     if short:
         raise InfeasibleBudget(', '.join(f"budget {k}={budget[k]:g}% cannot be met: the smallest reachable is {low[k]:.4g}%" for k in short)
                                + " (every unit at its strongest level; more levels in the sweeps, or extrapolate=True, reach further)")
-    dmg, rows = self.tie_broken(), np.arange(len(self.units))
-    value = lambda ch: float(dmg[rows, ch].sum())
-    choice, best = np.zeros(len(self.units), dtype=int) if start is None else np.asarray(start).copy(), None
+    dmg = self.tie_broken()
+    first = np.zeros(len(self.units), dtype=int) if start is None else np.asarray(start).copy()
+    best = self._rounds(first, ki, cap, dmg, max_rounds)
+    if self.coupled and self.pair_work() <= self.refine_work:    # small enough: a second start, and moves of two coupled units
+        other = self._rounds(self.strongest.copy(), ki, cap, dmg, max_rounds)
+        best = min((self._pairs(c, ki, cap, dmg) for c in (best, other)), key=lambda ch: self._value(ch, dmg))
+    return best
+
+@patch
+def _value(self:PlanProblem, choice, dmg) -> float: return float(dmg[np.arange(len(choice)), choice].sum())
+
+@patch
+def _rounds(self:PlanProblem, choice, ki, cap, dmg, max_rounds:int) -> np.ndarray:
+    "Rounds from `choice`: the knapsack on costs linearised around the last answer, made feasible, what is left spent; the best answer."
+    best = None
     for _ in range(max_rounds if self.coupled else 1):
         new = self._round(choice, ki, cap, dmg)
         if new is None: break
         choice = self._spend(self._feasible(new, ki, cap, dmg), ki, cap, dmg)
-        if best is None or value(choice) < value(best) - 1e-15: best = choice
+        if best is None or self._value(choice, dmg) < self._value(best, dmg) - 1e-15: best = choice
     return best if best is not None else self._spend(self.strongest.copy(), ki, cap, dmg)
 
 @patch
@@ -199,3 +211,70 @@ def _spend(self:PlanProblem, choice, ki, cap, dmg) -> np.ndarray:
         new = choice.copy(); new[take] = j[take]
         if len(take) > 1 and not np.all(self.totals(new)[ki] <= cap * (1 + 1e-9)): new = choice.copy(); new[order[0]] = j[order[0]]
         choice = new
+
+# %% ../../nbs/plan/problem.ipynb #e1f0a2b4
+PlanProblem.refine_work = 100_000      # the most option combinations of coupled pairs a refinement pass may try
+
+@patch
+def _touched(self:PlanProblem) -> list:
+    "Per unit, the tensors whose costs its options change."
+    if getattr(self, '_touch', None) is None:
+        t = [None] * len(self.units)
+        for r, i in enumerate(self.L): t[i] = self.lt[r:r + 1]
+        for r, i in enumerate(self.G): t[i] = self.gI[r][self.gmask[r] > 0]
+        self._touch = t
+    return self._touch
+
+@patch
+def coupled_pairs(self:PlanProblem) -> list:
+    "Pairs `(u, v)` of units whose costs interact: they change a tensor in common, at least one of them a pruning group."
+    if getattr(self, '_cpairs', None) is None:
+        by, groups = {}, set(self.G.tolist())
+        for i, t in enumerate(self._touched()):
+            for x in t: by.setdefault(int(x), []).append(i)
+        self._cpairs = sorted({(a, b) for us in by.values() for a in us for b in us if a < b and (a in groups or b in groups)})
+    return self._cpairs
+
+@patch
+def pair_work(self:PlanProblem) -> int:
+    "Option combinations one refinement pass tries."
+    return int(sum(self.sizes[u] * self.sizes[v] for u, v in self.coupled_pairs()))
+
+@patch
+def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
+    "(options of u × options of v × 3): params, MACs and bytes of the tensors `u` and `v` change, for each combination of their options (the others as in `choice`)."
+    sizes, spars, bits = state
+    t = self._touched()
+    T = np.union1d(t[u], t[v])
+    shape = (self.sizes[u], self.sizes[v])
+    S = np.broadcast_to(sizes[T], shape + sizes[T].shape).copy()
+    sp, bt = np.broadcast_to(spars[T], shape + (len(T),)).copy(), np.broadcast_to(bits[T], shape + (len(T),)).copy()
+    for w, ax in ((u, 0), (v, 1)):
+        M, at = self.sizes[w], (slice(None), None) if ax == 0 else (None, slice(None))
+        r = np.searchsorted(self.G, w)
+        if r < len(self.G) and self.G[r] == w:                       # a pruning group: the channels each option removes
+            cnt = int(self.gmask[r].sum())
+            delta = self.gR[r, choice[w], :cnt][None] - self.gR[r, :M, :cnt]
+            S[:, :, np.searchsorted(T, self.gI[r, :cnt])] += delta[at]
+        else:                                                        # a layer: its sparsity and bits
+            r = int(np.searchsorted(self.L, w)); p = int(np.searchsorted(T, self.lt[r]))
+            sp[:, :, p], bt[:, :, p] = self.ls[r, :M][at], self.lb[r, :M][at]
+    return self.cm.tensor_costs(T, S, sp, bt).sum(2)
+
+@patch
+def _pairs(self:PlanProblem, choice, ki, cap, dmg, max_passes:int=10) -> np.ndarray:
+    "Local search on exact costs: while two coupled units can switch together to less damage within every budget, make the best such switch."
+    choice = choice.copy()
+    for _ in range(max_passes):
+        moved, state, tot = False, self.state(choice), self.totals(choice)[ki]
+        for u, v in self.coupled_pairs():
+            c = self._pair_costs(u, v, choice, state)[..., ki]
+            fits = np.all(tot + c - c[choice[u], choice[v]] <= cap * (1 + 1e-9), -1)
+            gain = dmg[u, choice[u]] + dmg[v, choice[v]] - dmg[u, :self.sizes[u], None] - dmg[v, None, :self.sizes[v]]
+            gain = np.where(fits & np.isfinite(gain), gain, -np.inf)
+            a, b = np.unravel_index(np.argmax(gain), gain.shape)
+            if gain[a, b] > 1e-15:
+                choice[u], choice[v] = a, b
+                moved, state, tot = True, self.state(choice), self.totals(choice)[ki]
+        if not moved: return choice
+    return choice

@@ -369,6 +369,15 @@ def pruned(self:Pruner, pruning_ratio:dict):
             self.references.clear(); self.references.update(refs)
         self._open -= 1
 
+# %% ../../nbs/prune/pruner.ipynb #c0a1b2d4
+@patch
+def channels_removed(self:Pruner, pruning_ratio:dict) -> dict:
+    "Group id -> `(channels now, channels left)` that `pruned(pruning_ratio)` would give each group it names, without touching the model."
+    if not isinstance(pruning_ratio, dict):
+        raise TypeError(f"pruning_ratio must be a dict layer name -> percent, got {type(pruning_ratio).__name__}")
+    targets = self._resolve(check_percents('pruning_ratio', pruning_ratio))
+    return {g.id: (g.channels, self._keep(g.channels, p, g.channels, self._step(g))) for g, p in targets.items()}
+
 # %% ../../nbs/prune/pruner.ipynb #bae7fa0b
 @patch
 def _counts(self:Pruner) -> dict:
