@@ -18,9 +18,9 @@ from .model import hooks_cleaned, training_flags, hook_count, silenced
 
 # %% auto #0
 __all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'out_axis', 'AttentionBlock', 'attention_blocks',
-           'head_channels', 'cut_heads', 'dependency_graph', 'MappingOverflow', 'layer_types', 'Entry', 'Coupling',
-           'PruningGraph', 'tied_parameters', 'Undo', 'filter_scores', 'channel_scores', 'normalize_mean_abs',
-           'CriteriaImportance']
+           'head_channels', 'cut_heads', 'dependency_graph', 'output_tensors', 'MappingOverflow', 'layer_types',
+           'Entry', 'Coupling', 'PruningGraph', 'tied_parameters', 'Undo', 'filter_scores', 'channel_scores',
+           'normalize_mean_abs', 'CriteriaImportance']
 
 # %% ../../nbs/core/graph.ipynb #206e7570
 TESTED_TORCH_PRUNING = ((1, 5), (1, 7))    # [lowest, first untested): the versions whose internals this module reads
@@ -207,8 +207,22 @@ class _AttentionPruner(tp.pruner.function.BasePruningFunc):
         return _width(b.o) if b.o is not None else b.width
     def get_in_channels(self, layer): return _width(self.blocks[layer].qkv[0], out=False)
 
-def _custom_pruners(model:nn.Module, hidden:dict) -> tuple[dict, dict, dict]:
-    "`(customized_pruners, attention blocks, unhandled attention)` for torch-pruning: transposed linears and attention modules by class; `hidden` will say which blocks keep their hidden size."
+class _RefusingPruner(tp.pruner.function.BasePruningFunc):
+    "torch-pruning's view of a module that looks like attention but cannot be handled: one layer nothing is cut from; every coupling through it is blocked, with why."
+    TARGET_MODULES = None
+    def __init__(self,
+                 why:dict,          # module -> why it cannot be handled
+                 widths:dict):      # module -> (input width, output width), filled by the trace
+        super().__init__(); self.why, self.widths = why, widths
+    def prune_out_channels(self, layer, idxs): raise RuntimeError(f"fasterai does not prune the outputs of {self.why[layer]}")
+    def prune_in_channels(self, layer, idxs): raise RuntimeError(f"fasterai does not prune the inputs of {self.why[layer]}")
+    def get_out_channels(self, layer): return self.widths.get(layer, (None, None))[1]
+    def get_in_channels(self, layer): return self.widths.get(layer, (None, None))[0]
+
+def _custom_pruners(model:nn.Module, hidden:dict, widths:dict) -> tuple[dict, dict, dict]:
+    """`(customized_pruners, attention blocks, unhandled attention)` for torch-pruning, by class: transposed linears,
+    the attention modules fasterai prunes, and those it cannot handle (opaque too, so that torch-pruning does not walk
+    their rotary embeddings and caches: on some its group search does not end). `hidden` and `widths` are filled by the trace."""
     blocks, unhandled = attention_blocks(model)
     custom = {type(m): _T_PRUNER for m in model.modules() if is_transposed_linear(m)}
     by_class = {}
@@ -219,28 +233,35 @@ def _custom_pruners(model:nn.Module, hidden:dict) -> tuple[dict, dict, dict]:
             for m in bs: unhandled[m] = f"attention {bs[m].name!r}: other modules of its class {t.__name__} ({odd[:3]}) are not attention blocks fasterai can handle"
             continue
         custom[t] = _AttentionPruner(bs, hidden)
-    return custom, {m: b for m, b in blocks.items() if type(m) in custom}, unhandled
+    refused = {}
+    for t in dict.fromkeys(type(m) for m in unhandled):
+        if t in custom: continue
+        for n, m in model.named_modules():
+            if type(m) is t: refused[m] = unhandled.get(m) or f"module {n!r}, of a class ({t.__name__}) that holds attention fasterai cannot handle"
+        custom[t] = _RefusingPruner(refused, widths)
+    return custom, {m: b for m, b in blocks.items() if isinstance(custom.get(type(m)), _AttentionPruner)}, refused
 
 
 # %% ../../nbs/core/graph.ipynb #da5016b6
 def dependency_graph(model:nn.Module,   # the model to trace; left as it was (values, flags, hooks)
                      example_inputs,    # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                     ):
-    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind; `.unmapped` lists the ops it could not map, `.attention` the attention modules whose heads fasterai prunes, `.hidden_kept` those whose hidden size stays (with why), `.output_fns` the autograd nodes of its outputs."
+    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind; `.unmapped` lists the ops it could not map, `.attention` the attention modules whose heads fasterai prunes, `.hidden_kept`/`.heads_kept` those whose hidden size/heads stay (with why), `.output_fns` the autograd nodes of its outputs."
     if example_inputs is None:
         raise ValueError("example_inputs is required: the dependency graph is traced by running the model once, "
                          "e.g. example_inputs=torch.randn(1, 3, 224, 224)")
     failed = []
     def forward(model, inputs):
-        try: outs = _tensors(run_model(model, inputs))
+        try: outs = output_tensors(run_model(model, inputs))
         except Exception as e: failed.append(e); raise
         DG.output_fns = {t.grad_fn for t in outs if t.grad_fn is not None}   # what makes the outputs, also when it feeds more
         return outs
     DG = tp.DependencyGraph()
-    DG.hidden_kept, DG.output_fns = {}, set()
-    custom, DG.attention, DG.unhandled_attention = _custom_pruners(model, DG.hidden_kept)
+    DG.hidden_kept, DG.heads_kept, DG.output_fns, widths = {}, {}, set(), {}
+    custom, DG.attention, DG.unhandled_attention = _custom_pruners(model, DG.hidden_kept, widths)
     with hooks_cleaned(model), training_flags(model), torch.enable_grad(), _depth_note_silenced():
-        _attention_as_layers(DG.attention, DG.hidden_kept)
+        _attention_as_layers(DG.attention, DG.hidden_kept, DG.heads_kept)
+        _opaque_layers(DG.unhandled_attention, widths)
         try: DG.build_dependency(model, example_inputs, forward_fn=forward, verbose=False, customized_pruners=custom)
         except Exception as e:
             if failed and e is failed[0]:
@@ -253,42 +274,89 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
     return DG
 
 class _Opaque(torch.autograd.Function):
-    "`y` again, as a tensor whose only autograd parent is `x`: what torch-pruning sees of an attention module."
+    "`_Opaque.apply(*xs, y)`: `y` again, as a tensor whose only autograd parents are `xs`: what torch-pruning sees of an attention module."
     @staticmethod
-    def forward(ctx, x, y): return y.clone()
+    def forward(ctx, *ts): ctx.n = len(ts); return ts[-1].clone()
     @staticmethod
-    def backward(ctx, g): return None, g
+    def backward(ctx, g): return (None,) * (ctx.n - 1) + (g,)
 
-def _attention_as_layers(blocks:dict, kept:dict):
-    """Hooks for one trace: each attention module whose q/k/v all read its own input becomes one layer for torch-pruning,
-    from that input to its output (the ops inside are not traced); the others go to `kept` with why their hidden size stays."""
-    reads = {}
-    def start(m, args, kwargs): reads[m] = []
-    def read(layer, args):
-        if owner[layer] in reads: reads[owner[layer]].append(args[0] if args else None)
+def _opaque_why(b:AttentionBlock, rec:list, ins:list, out) -> str|None:
+    """Why attention `b` cannot be one layer from its input to its output in this call (None: it can): `rec` is
+    `(layer, input, output)` of its parametrized sub-modules, `ins` the tensors it was given, `out` its output tensor."""
+    qkv = [a for l, a, _ in rec if l in b.qkv]
+    if not qkv: return "its projections were not called"
+    x = qkv[0]
+    if any(a is not x for a in qkv): return "its query and key/value read different inputs (cross-attention)"
+    if not any(t is x for t in ins): return "its projections read a tensor computed inside it, not its input"
+    also = sorted({type(l).__name__ for l, a, _ in rec if a is x and l not in b.qkv})
+    if also: return f"its input also feeds {also} inside it, which fasterai does not cut"
+    if not isinstance(out, torch.Tensor): return "its output is not a tensor"
+    if b.o is not None:
+        o = next((y for l, _, y in reversed(rec) if l is b.o), None)
+        if o is None or not (out is o or (out.shape == o.shape and torch.equal(out, o))):
+            return "its output is not its output projection's (a residual or a norm inside it)"
+    elif out.shape[-1] != b.width: return "its output is not its heads' concatenation"
+    if not x.requires_grad: return "its input needs no gradient, so it cannot be traced"
+    return None
+
+def _per_head_why(b:AttentionBlock, ins:list) -> str|None:
+    "Why the heads of `b` cannot be cut (None: they can): a per-head tensor it is given or holds, such as a relative position bias."
+    h = b.heads
+    if h < 2: return None
+    if any(t.dim() >= 4 and t.shape[1] == h for t in ins):
+        return f"it is given a per-head tensor (batch, {h} heads, ...), such as a position bias, which fasterai does not cut"
+    mine = {id(p) for l in b.qkv + [b.o] if l is not None for p in l.parameters()}
+    held = [n for n, p in b.module.named_parameters()       # a vector of head_dim is a norm over each head (Qwen3's q_norm)
+            if id(p) not in mine and h in p.shape and not (p.dim() == 1 and len(p) == b.head_dim)]
+    if held: return f"it holds per-head parameters {held} (a relative position bias), which fasterai does not cut"
+    return None
+
+def _attention_as_layers(blocks:dict, kept:dict, heads:dict):
+    """Hooks for one trace: each attention module that reads its input only through q/k/v and whose output is its
+    output projection's (or its heads') becomes one layer for torch-pruning, from that input to its output (the ops
+    inside are not traced); the others go to `kept` with why their hidden size stays, and those with per-head
+    tensors to `heads` with why their heads stay."""
+    calls, emitted = {}, {}                           # id of a per-head tensor an attention module returned -> (module, tensor)
+    def start(m, args, kwargs): calls[m] = []
+    def seen(layer, args, out):
+        if owner[layer] in calls: calls[owner[layer]].append((layer, args[0] if args else None, out))
     def end(m, args, kwargs, out):
-        xs, ins = reads.pop(m, []), [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        rec, b = calls.pop(m, []), blocks[m]
+        ins = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
         first = out[0] if type(out) in (tuple, list) and len(out) else out
-        x = xs[0] if xs else None
-        why = ("its projections were not called" if x is None else
-               "its query and key/value read different inputs (cross-attention)" if any(t is not x for t in xs) else
-               "its projections read a tensor computed inside it, not its input" if not any(t is x for t in ins) else
-               "its output is not a tensor" if not isinstance(first, torch.Tensor) else
-               "its input needs no gradient, so it cannot be traced" if not x.requires_grad else None)
+        hw = _per_head_why(b, ins)
+        if hw: heads.setdefault(m, hw)
+        for t in ins:                                 # a per-head tensor another attention module returned: its heads stay too
+            if id(t) in emitted: heads.setdefault(emitted[id(t)][0], f"its per-head output (batch, {t.shape[1]} heads, ...) is read by {names[m]!r}")
+        for t in (out[1:] if type(out) in (tuple, list) else ()):
+            if isinstance(t, torch.Tensor) and t.dim() >= 4 and t.shape[1] == b.heads > 1: emitted[id(t)] = (m, t)
+        why = _opaque_why(b, rec, ins, first)
         if why: kept[m] = why; return None
-        y = _Opaque.apply(x, first.detach())
+        y = _Opaque.apply(next(a for l, a, _ in rec if l in b.qkv), first.detach())
         return y if first is out else type(out)((y, *out[1:]))
-    owner = {l: m for m, b in blocks.items() for l in b.qkv}
+    owner = {s: m for m in blocks for s in m.modules() if s is not m and next(s.parameters(recurse=False), None) is not None}
+    names = {m: b.name for m, b in blocks.items()}
     for m in blocks:
         m.register_forward_pre_hook(start, with_kwargs=True)
         m.register_forward_hook(end, with_kwargs=True)
-    for l in owner: l.register_forward_pre_hook(read)
+    for s in owner: s.register_forward_hook(seen)
 
-def _tensors(out) -> list:
-    "The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are not traced."
+def _opaque_layers(modules:dict, widths:dict):
+    "Hooks for one trace: each of `modules` becomes one layer for torch-pruning, from the tensors it is given to its output; `widths` gets its (input, output) widths."
+    def end(m, args, kwargs, out):
+        ins = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.requires_grad and a.dim()]
+        first = out[0] if type(out) in (tuple, list) and len(out) else out
+        if not ins or not isinstance(first, torch.Tensor) or not first.dim(): return None
+        widths[m] = (ins[0].shape[-1], first.shape[-1])
+        y = _Opaque.apply(*ins, first.detach())
+        return y if first is out else type(out)((y, *out[1:]))
+    for m in modules: m.register_forward_hook(end, with_kwargs=True)
+
+def output_tensors(out) -> list:
+    "The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are left out."
     if isinstance(out, torch.Tensor): return [out]
     if isinstance(out, dict): out = list(out.values())
-    if isinstance(out, (list, tuple)): return [t for o in out for t in _tensors(o)]
+    if isinstance(out, (list, tuple)): return [t for o in out for t in output_tensors(o)]
     return []
 
 def _depth_note_silenced():
@@ -544,10 +612,13 @@ class PruningGraph:
             heads, why = _heads(es)
             out.append(Coupling(members[0], members, [self.names[m] for m in members], any(e.sink for e in es),
                                 self._blocked(full) or why, heads))
+        for m, why in self.DG.unhandled_attention.items():     # held whole by the graph: each layer inside, blocked with why
+            out += [Coupling(l, [l], [self.names[l]], False, why) for l in m.modules() if isinstance(l, tuple(types))]
         for b in self.attention.values():            # the heads of each attention module: one coupling
             kv = b.kv_heads if b.kv_heads != b.heads else 1      # grouped K/V heads are kept: equal numbers go per group
             ls = b.qkv + ([b.o] if b.o is not None else [])     # the output projection inside loses the heads' inputs
-            out.append(Coupling(b.module, ls, [self.names[l] for l in ls], False, None, b.heads, b.head_dim, kv))
+            why = self.DG.heads_kept.get(b.module)
+            out.append(Coupling(b.module, ls, [self.names[l] for l in ls], False, why and f"its heads stay: {why}", b.heads, b.head_dim, kv))
         return sorted(out, key=lambda c: self._order[c.root])
 
     def prune(self,

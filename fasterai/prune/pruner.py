@@ -18,7 +18,7 @@ from ..core.select import select_modules
 from ..core.topology import fixed_reshapes
 from ..core.counter import count_flops_params
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
-                                 LAYERS, layer_types, out_axis)
+                                 LAYERS, layer_types, out_axis, output_tensors)
 
 # %% auto #0
 __all__ = ['trace_graph', 'check_example_inputs', 'LayerGroup', 'PruneInfo', 'Pruner']
@@ -113,6 +113,7 @@ class Pruner:
         self._layers = [(n, m) for n, m in model.named_modules() if m in self._member_of]
         self._before = None
         self._open, self._score_cache = 0, None     # `pruned` blocks open now; scores kept by `reuse_scores`
+        self._checked, self._out_shapes = set(), None   # groups whose first cut left a running model; the output shapes then
 
     def __repr__(self):
         return (f"Pruner(pruning_ratio={self.pruning_ratio!r}, context={self.context!r}, criteria={self.criteria.name}, "
@@ -355,9 +356,32 @@ def prune_model(self:Pruner, progress:float=1.) -> nn.Module:
     if self._targets is not None: plan = self._plan_local(self._targets, progress)
     elif self.context == 'global': plan = self._plan_global(self.pruning_ratio, progress)
     else: plan = self._plan_local({g: self.pruning_ratio for g in self._targeted()}, progress)
-    for g, idxs in plan: self._apply(g, idxs)
+    if plan and self._out_shapes is None: self._out_shapes = self._output_shapes()
+    for g, idxs in plan:
+        if g in self._checked: self._apply(g, idxs); continue
+        undo = []
+        self._apply(g, idxs, undo=undo)
+        why = self._broken(g)
+        if why is None: self._checked.add(g); continue
+        for u, refs in reversed(undo):
+            u.restore(); self.references.clear(); self.references.update(refs)
+        g.blocked = f"pruning it breaks the model's forward (its channels are mapped wrongly through some op): {why}"
+        warnings.warn(f"Pruner: group {g.id!r} is left unpruned: {g.blocked}", UserWarning)
     if plan and self.criteria.needs_update: self.set_references()
     return self.model
+
+@patch
+def _output_shapes(self:Pruner) -> list:
+    "The shapes of the model's outputs on its example inputs."
+    with eval_mode(self.model), torch.no_grad(): return [tuple(t.shape) for t in output_tensors(run_model(self.model, self.example_inputs))]
+
+@patch
+def _broken(self:Pruner, g) -> str|None:
+    "What is wrong with the model right after group `g`'s first cut (None: it runs on its example inputs, with the same output shapes unless `g` makes the output)."
+    try: shapes = self._output_shapes()
+    except Exception as e: return f"{type(e).__name__}: {str(e)[:300]}"     # whatever fails, the cut made it fail: it is undone
+    if shapes != self._out_shapes and not g.touches_output: return f"the output shapes change from {self._out_shapes} to {shapes}"
+    return None
 
 @patch
 def removed_pct(self:Pruner) -> float:
