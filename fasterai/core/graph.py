@@ -656,6 +656,7 @@ def _grads_kept(entries):
     for (m, k), rg in grads.items():
         p = m._parameters.get(k)
         if p is not None and p.requires_grad != rg: p.requires_grad_(rg)
+
 def tied_parameters(model:nn.Module) -> list:
     "One list of `(module, name)` per parameter that several modules hold (tied weights: a language model's head and its embedding)."
     slots = {}
