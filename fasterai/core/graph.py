@@ -18,8 +18,9 @@ from .model import hooks_cleaned, training_flags, hook_count, silenced
 
 # %% auto #0
 __all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'out_axis', 'AttentionBlock', 'attention_blocks',
-           'head_channels', 'cut_heads', 'dependency_graph', 'MappingOverflow', 'layer_types', 'Entry', 'Coupling',
-           'PruningGraph', 'Undo', 'filter_scores', 'channel_scores', 'normalize_mean_abs', 'CriteriaImportance']
+           'head_channels', 'cut_heads', 'dependency_graph', 'output_tensors', 'MappingOverflow', 'layer_types',
+           'Entry', 'Coupling', 'PruningGraph', 'tied_parameters', 'Undo', 'filter_scores', 'channel_scores',
+           'normalize_mean_abs', 'CriteriaImportance']
 
 # %% ../../nbs/core/graph.ipynb #206e7570
 TESTED_TORCH_PRUNING = ((1, 5), (1, 7))    # [lowest, first untested): the versions whose internals this module reads
@@ -181,23 +182,47 @@ def cut_heads(b:AttentionBlock, idxs:list):
     if isinstance(getattr(m, 'num_key_value_groups', None), int): m.num_key_value_groups = n // b.kv_heads
 
 class _AttentionPruner(tp.pruner.function.BasePruningFunc):
-    "torch-pruning's view of the attention modules of one class: opaque layers; only an outside-projected output (its heads) can be cut."
+    """torch-pruning's view of the attention modules of one class, each one layer: its inputs are the model's hidden
+    size (the q/k/v inputs); its outputs are the hidden size too when the output projection is inside (its outputs),
+    else the heads."""
     TARGET_MODULES = None
-    def __init__(self, blocks:dict): super().__init__(); self.blocks = blocks
-    def _refuse(self, layer, what):
-        raise RuntimeError(f"fasterai does not prune the {what} of attention {self.blocks[layer].name!r} (the model's "
-                           f"hidden size); it prunes its heads")
+    def __init__(self,
+                 blocks:dict,        # module -> its `AttentionBlock`
+                 hidden:dict):       # module -> why its hidden size cannot be cut (filled by the trace)
+        super().__init__(); self.blocks, self.hidden = blocks, hidden
+    def _check(self, layer):
+        why = self.hidden.get(layer)
+        if why: raise RuntimeError(f"fasterai does not prune the hidden size at attention {self.blocks[layer].name!r}: {why}")
     def prune_out_channels(self, layer, idxs):
-        if self.blocks[layer].o is not None: self._refuse(layer, 'output')
-        cut_heads(self.blocks[layer], idxs); return layer
-    def prune_in_channels(self, layer, idxs): self._refuse(layer, 'inputs')
+        b = self.blocks[layer]
+        if b.o is None: cut_heads(b, idxs)               # the module's output is its heads' concatenation
+        else: self._check(layer); _pruner_of(b.o).prune_out_channels(b.o, idxs)
+        return layer
+    def prune_in_channels(self, layer, idxs):
+        self._check(layer)
+        for l in self.blocks[layer].qkv: _pruner_of(l).prune_in_channels(l, idxs)
+        return layer
     def get_out_channels(self, layer):
         b = self.blocks[layer]
         return _width(b.o) if b.o is not None else b.width
     def get_in_channels(self, layer): return _width(self.blocks[layer].qkv[0], out=False)
 
-def _custom_pruners(model:nn.Module) -> tuple[dict, dict, dict]:
-    "`(customized_pruners, attention blocks, unhandled attention)` for torch-pruning: transposed linears and attention modules by class."
+class _RefusingPruner(tp.pruner.function.BasePruningFunc):
+    "torch-pruning's view of a module that looks like attention but cannot be handled: one layer nothing is cut from; every coupling through it is blocked, with why."
+    TARGET_MODULES = None
+    def __init__(self,
+                 why:dict,          # module -> why it cannot be handled
+                 widths:dict):      # module -> (input width, output width), filled by the trace
+        super().__init__(); self.why, self.widths = why, widths
+    def prune_out_channels(self, layer, idxs): raise RuntimeError(f"fasterai does not prune the outputs of {self.why[layer]}")
+    def prune_in_channels(self, layer, idxs): raise RuntimeError(f"fasterai does not prune the inputs of {self.why[layer]}")
+    def get_out_channels(self, layer): return self.widths.get(layer, (None, None))[1]
+    def get_in_channels(self, layer): return self.widths.get(layer, (None, None))[0]
+
+def _custom_pruners(model:nn.Module, hidden:dict, widths:dict) -> tuple[dict, dict, dict]:
+    """`(customized_pruners, attention blocks, unhandled attention)` for torch-pruning, by class: transposed linears,
+    the attention modules fasterai prunes, and those it cannot handle (opaque too, so that torch-pruning does not walk
+    their rotary embeddings and caches: on some its group search does not end). `hidden` and `widths` are filled by the trace."""
     blocks, unhandled = attention_blocks(model)
     custom = {type(m): _T_PRUNER for m in model.modules() if is_transposed_linear(m)}
     by_class = {}
@@ -207,25 +232,36 @@ def _custom_pruners(model:nn.Module) -> tuple[dict, dict, dict]:
         if odd:                                 # torch-pruning picks pruners by class: all of a class or none
             for m in bs: unhandled[m] = f"attention {bs[m].name!r}: other modules of its class {t.__name__} ({odd[:3]}) are not attention blocks fasterai can handle"
             continue
-        custom[t] = _AttentionPruner(bs)
-    return custom, {m: b for m, b in blocks.items() if type(m) in custom}, unhandled
+        custom[t] = _AttentionPruner(bs, hidden)
+    refused = {}
+    for t in dict.fromkeys(type(m) for m in unhandled):
+        if t in custom: continue
+        for n, m in model.named_modules():
+            if type(m) is t: refused[m] = unhandled.get(m) or f"module {n!r}, of a class ({t.__name__}) that holds attention fasterai cannot handle"
+        custom[t] = _RefusingPruner(refused, widths)
+    return custom, {m: b for m, b in blocks.items() if isinstance(custom.get(type(m)), _AttentionPruner)}, refused
 
 
 # %% ../../nbs/core/graph.ipynb #da5016b6
 def dependency_graph(model:nn.Module,   # the model to trace; left as it was (values, flags, hooks)
                      example_inputs,    # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                     ):
-    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind; `.unmapped` lists the ops it could not map, `.attention` the attention modules whose heads fasterai prunes."
+    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind; `.unmapped` lists the ops it could not map, `.attention` the attention modules whose heads fasterai prunes, `.hidden_kept`/`.heads_kept` those whose hidden size/heads stay (with why), `.output_fns` the autograd nodes of its outputs."
     if example_inputs is None:
         raise ValueError("example_inputs is required: the dependency graph is traced by running the model once, "
                          "e.g. example_inputs=torch.randn(1, 3, 224, 224)")
     failed = []
     def forward(model, inputs):
-        try: return _tensors(run_model(model, inputs))
+        try: outs = output_tensors(run_model(model, inputs))
         except Exception as e: failed.append(e); raise
+        DG.output_fns = {t.grad_fn for t in outs if t.grad_fn is not None}   # what makes the outputs, also when it feeds more
+        return outs
     DG = tp.DependencyGraph()
-    custom, DG.attention, DG.unhandled_attention = _custom_pruners(model)
+    DG.hidden_kept, DG.heads_kept, DG.output_fns, widths = {}, {}, set(), {}
+    custom, DG.attention, DG.unhandled_attention = _custom_pruners(model, DG.hidden_kept, widths)
     with hooks_cleaned(model), training_flags(model), torch.enable_grad(), _depth_note_silenced():
+        _attention_as_layers(DG.attention, DG.hidden_kept, DG.heads_kept)
+        _opaque_layers(DG.unhandled_attention, widths)
         try: DG.build_dependency(model, example_inputs, forward_fn=forward, verbose=False, customized_pruners=custom)
         except Exception as e:
             if failed and e is failed[0]:
@@ -237,11 +273,90 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
     DG.unmapped = {}
     return DG
 
-def _tensors(out) -> list:
-    "The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are not traced."
+class _Opaque(torch.autograd.Function):
+    "`_Opaque.apply(*xs, y)`: `y` again, as a tensor whose only autograd parents are `xs`: what torch-pruning sees of an attention module."
+    @staticmethod
+    def forward(ctx, *ts): ctx.n = len(ts); return ts[-1].clone()
+    @staticmethod
+    def backward(ctx, g): return (None,) * (ctx.n - 1) + (g,)
+
+def _opaque_why(b:AttentionBlock, rec:list, ins:list, out) -> str|None:
+    """Why attention `b` cannot be one layer from its input to its output in this call (None: it can): `rec` is
+    `(layer, input, output)` of its parametrized sub-modules, `ins` the tensors it was given, `out` its output tensor."""
+    qkv = [a for l, a, _ in rec if l in b.qkv]
+    if not qkv: return "its projections were not called"
+    x = qkv[0]
+    if any(a is not x for a in qkv): return "its query and key/value read different inputs (cross-attention)"
+    if not any(t is x for t in ins): return "its projections read a tensor computed inside it, not its input"
+    also = sorted({type(l).__name__ for l, a, _ in rec if a is x and l not in b.qkv})
+    if also: return f"its input also feeds {also} inside it, which fasterai does not cut"
+    if not isinstance(out, torch.Tensor): return "its output is not a tensor"
+    if b.o is not None:
+        o = next((y for l, _, y in reversed(rec) if l is b.o), None)
+        if o is None or not (out is o or (out.shape == o.shape and torch.equal(out, o))):
+            return "its output is not its output projection's (a residual or a norm inside it)"
+    elif out.shape[-1] != b.width: return "its output is not its heads' concatenation"
+    if not x.requires_grad: return "its input needs no gradient, so it cannot be traced"
+    return None
+
+def _per_head_why(b:AttentionBlock, ins:list) -> str|None:
+    "Why the heads of `b` cannot be cut (None: they can): a per-head tensor it is given or holds, such as a relative position bias."
+    h = b.heads
+    if h < 2: return None
+    if any(t.dim() >= 4 and t.shape[1] == h for t in ins):
+        return f"it is given a per-head tensor (batch, {h} heads, ...), such as a position bias, which fasterai does not cut"
+    mine = {id(p) for l in b.qkv + [b.o] if l is not None for p in l.parameters()}
+    held = [n for n, p in b.module.named_parameters()       # a vector of head_dim is a norm over each head (Qwen3's q_norm)
+            if id(p) not in mine and h in p.shape and not (p.dim() == 1 and len(p) == b.head_dim)]
+    if held: return f"it holds per-head parameters {held} (a relative position bias), which fasterai does not cut"
+    return None
+
+def _attention_as_layers(blocks:dict, kept:dict, heads:dict):
+    """Hooks for one trace: each attention module that reads its input only through q/k/v and whose output is its
+    output projection's (or its heads') becomes one layer for torch-pruning, from that input to its output (the ops
+    inside are not traced); the others go to `kept` with why their hidden size stays, and those with per-head
+    tensors to `heads` with why their heads stay."""
+    calls, emitted = {}, {}                           # id of a per-head tensor an attention module returned -> (module, tensor)
+    def start(m, args, kwargs): calls[m] = []
+    def seen(layer, args, out):
+        if owner[layer] in calls: calls[owner[layer]].append((layer, args[0] if args else None, out))
+    def end(m, args, kwargs, out):
+        rec, b = calls.pop(m, []), blocks[m]
+        ins = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+        first = out[0] if type(out) in (tuple, list) and len(out) else out
+        hw = _per_head_why(b, ins)
+        if hw: heads.setdefault(m, hw)
+        for t in ins:                                 # a per-head tensor another attention module returned: its heads stay too
+            if id(t) in emitted: heads.setdefault(emitted[id(t)][0], f"its per-head output (batch, {t.shape[1]} heads, ...) is read by {names[m]!r}")
+        for t in (out[1:] if type(out) in (tuple, list) else ()):
+            if isinstance(t, torch.Tensor) and t.dim() >= 4 and t.shape[1] == b.heads > 1: emitted[id(t)] = (m, t)
+        why = _opaque_why(b, rec, ins, first)
+        if why: kept[m] = why; return None
+        y = _Opaque.apply(next(a for l, a, _ in rec if l in b.qkv), first.detach())
+        return y if first is out else type(out)((y, *out[1:]))
+    owner = {s: m for m in blocks for s in m.modules() if s is not m and next(s.parameters(recurse=False), None) is not None}
+    names = {m: b.name for m, b in blocks.items()}
+    for m in blocks:
+        m.register_forward_pre_hook(start, with_kwargs=True)
+        m.register_forward_hook(end, with_kwargs=True)
+    for s in owner: s.register_forward_hook(seen)
+
+def _opaque_layers(modules:dict, widths:dict):
+    "Hooks for one trace: each of `modules` becomes one layer for torch-pruning, from the tensors it is given to its output; `widths` gets its (input, output) widths."
+    def end(m, args, kwargs, out):
+        ins = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.requires_grad and a.dim()]
+        first = out[0] if type(out) in (tuple, list) and len(out) else out
+        if not ins or not isinstance(first, torch.Tensor) or not first.dim(): return None
+        widths[m] = (ins[0].shape[-1], first.shape[-1])
+        y = _Opaque.apply(*ins, first.detach())
+        return y if first is out else type(out)((y, *out[1:]))
+    for m in modules: m.register_forward_hook(end, with_kwargs=True)
+
+def output_tensors(out) -> list:
+    "The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are left out."
     if isinstance(out, torch.Tensor): return [out]
     if isinstance(out, dict): out = list(out.values())
-    if isinstance(out, (list, tuple)): return [t for o in out for t in _tensors(o)]
+    if isinstance(out, (list, tuple)): return [t for o in out for t in output_tensors(o)]
     return []
 
 def _depth_note_silenced():
@@ -367,6 +482,8 @@ class PruningGraph:
         self.attention = {m: b for m, b in self.DG.attention.items() if m in self.DG.module2node}   # used by the forward
         self._inside = {sub: why for m, why in self.DG.unhandled_attention.items() for sub in m.modules()}
         self._head_cuts = 0                                    # recorded head cuts made inside attention modules
+        self.ties = tied_parameters(model)                     # weights held by several modules: one Parameter after a cut too
+        self._projections = {l for b in self.attention.values() for l in b.qkv + [b.o]}
 
     def __contains__(self, m:nn.Module) -> bool: return m in self.DG.module2node
 
@@ -391,6 +508,7 @@ class PruningGraph:
         t, out = node.module, DG.is_out_channel_pruning_fn(fn)
         name = DG._param_to_name.get(t, '') if isinstance(t, nn.Parameter) else self.names.get(t, '')
         if isinstance(t, tp.ops._OutputOp): sink = True
+        elif node.grad_fn in DG.output_fns: sink = out or not _is_layer(t)   # an output that other layers read too (BertModel's states)
         elif node.outputs: sink = False
         else: sink = not _is_layer(t) or out
         return Entry(t, name, out, _plain(item.idxs), list(item.root_idxs), sink)
@@ -401,7 +519,20 @@ class PruningGraph:
                ) -> list[Entry]:
         "What removing `idxs` of `root`'s output channels does to every module coupled to it."
         if root in self.attention: return self._head_entries(self.attention[root], idxs)
-        return [self._entry(item) for item in self._group(root, idxs)]
+        return self._with_inner([self._entry(item) for item in self._group(root, idxs)])
+
+    def _with_inner(self, entries) -> list[Entry]:
+        """`entries`, each attention module's followed by its projections': q/k/v lose the inputs it loses, the output
+        projection inside it the outputs (`nn.MultiheadAttention`'s `out_proj`: outputs and inputs, its embedding size)."""
+        out = []
+        for e in entries:
+            out.append(e)
+            t, b = e.target, self.attention.get(e.target)
+            if isinstance(t, nn.MultiheadAttention):
+                out += [Entry(t.out_proj, self.names[t.out_proj], d, e.idxs, e.root_idxs) for d in (True, False)]
+            if b is None or (e.out and b.o is None): continue
+            out += [Entry(l, self.names[l], e.out, e.idxs, e.root_idxs) for l in ([b.o] if e.out else b.qkv)]
+        return out
 
     def _head_entries(self, b:AttentionBlock, idxs=None) -> list[Entry]:
         "Removing query channels `idxs` (whole heads) of attention `b`: the module first, its q/k/v outputs, its output projection's inputs."
@@ -416,10 +547,11 @@ class PruningGraph:
     def _blocked(self, entries) -> str|None:
         "Why a group with these entries cannot be pruned (None: it can)."
         for e in entries:
-            t = e.target
-            if t in self.attention:
-                return (f"the model's hidden size: it reaches the inputs or output of attention {self.attention[t].name!r} "
-                        f"(its heads are pruned as their own group)")
+            t, b = e.target, self.attention.get(e.target)
+            if b is not None and t in self.DG.hidden_kept:
+                return f"the model's hidden size, which stays at attention {b.name!r}: {self.DG.hidden_kept[t]}"
+            if b is not None and e.out and b.o is None:
+                return f"it reaches the heads of attention {b.name!r} from outside (they are pruned as their own group)"
             if t in self._inside: return self._inside[t]
             if t in self.DG.unmapped:
                 return (f"coupled through a {self.DG.unmapped[t]} that torch-pruning cannot map channels through "
@@ -438,6 +570,12 @@ class PruningGraph:
                 p = self.DG.get_pruner_of_module(t)
                 if p is not None and max(p.get_in_channel_groups(t), p.get_out_channel_groups(t)) > 1:
                     return f"grouped layer {self.names.get(t, type(t).__name__)} is not supported"
+        cut = {id(e.target) for e in entries}
+        for slots in self.ties:                           # a tied weight is cut in all its modules or in none
+            hit = [id(m) in cut for m, _ in slots]
+            if any(hit) and not all(hit):
+                at = lambda i: f"{self.names.get(slots[i][0], '?')}.{slots[i][1]}"
+                return f"tied weight {at(hit.index(True))} is the same tensor as {at(hit.index(False))}, which this group does not cut"
         return None
 
     def _all_groups(self, types:tuple):
@@ -467,39 +605,45 @@ class PruningGraph:
         for group in self._all_groups(tuple(types)):
             if isinstance(group, Coupling): out.append(group); continue
             es = [self._entry(item) for item in group]
-            members = sorted({id(e.target): e.target for e in es if e.out and isinstance(e.target, tuple(types))}.values(),
-                             key=lambda m: self._order.get(m, 1 << 30))
+            full = self._with_inner(es)               # a block's projections belong to its head coupling, not here
+            members = sorted({id(e.target): e.target for e in full if e.out and isinstance(e.target, tuple(types))
+                              and e.target not in self._projections}.values(), key=lambda m: self._order.get(m, 1 << 30))
             if not members: continue
             heads, why = _heads(es)
             out.append(Coupling(members[0], members, [self.names[m] for m in members], any(e.sink for e in es),
-                                self._blocked(es) or why, heads))
+                                self._blocked(full) or why, heads))
+        for m, why in self.DG.unhandled_attention.items():     # held whole by the graph: each layer inside, blocked with why
+            out += [Coupling(l, [l], [self.names[l]], False, why) for l in m.modules() if isinstance(l, tuple(types))]
         for b in self.attention.values():            # the heads of each attention module: one coupling
             kv = b.kv_heads if b.kv_heads != b.heads else 1      # grouped K/V heads are kept: equal numbers go per group
             ls = b.qkv + ([b.o] if b.o is not None else [])     # the output projection inside loses the heads' inputs
-            out.append(Coupling(b.module, ls, [self.names[l] for l in ls], False, None, b.heads, b.head_dim, kv))
+            why = self.DG.heads_kept.get(b.module)
+            out.append(Coupling(b.module, ls, [self.names[l] for l in ls], False, why and f"its heads stay: {why}", b.heads, b.head_dim, kv))
         return sorted(out, key=lambda c: self._order[c.root])
 
     def prune(self,
               root:nn.Module,       # a layer of the graph
               idxs:list,            # its output channels to remove
               record:bool=True,     # keep it in torch-pruning's history (False for a prune that will be undone)
-              undo:bool=False       # return an `Undo` that puts everything back exactly
+              undo:bool=False,      # return an `Undo` that puts everything back exactly
+              widths=()             # (module, attribute) pairs: plain ints holding the group's width, set to the new one
              ) -> tuple:
         "Remove channels `idxs` of `root` and everything coupled; returns `(entries, undo or None)`."
         b = self.attention.get(root)
         if b is not None and b.o is not None:            # heads cut inside the module: nothing outside it changes
             es = self._head_entries(b, idxs)
-            u = Undo(self, es) if undo else None
+            u = Undo(self, es, widths) if undo else None
             with _grads_kept(es): cut_heads(b, idxs)
             self._head_cuts += record
-            return es, u
-        group = self._group(root, idxs)
-        if not self.DG.check_pruning_group(group):
-            raise RuntimeError(f"torch-pruning refused to remove {len(idxs)} channels of "
-                               f"{self.names.get(root, type(root).__name__)!r}")
-        es = self._head_entries(b, idxs) if b is not None else [self._entry(item) for item in group]
-        u = Undo(self, es) if undo else None
-        with _grads_kept(es): group.prune(record_history=record)
+        else:
+            group = self._group(root, idxs)
+            if not self.DG.check_pruning_group(group):
+                raise RuntimeError(f"torch-pruning refused to remove {len(idxs)} channels of "
+                                   f"{self.names.get(root, type(root).__name__)!r}")
+            es = self._head_entries(b, idxs) if b is not None else self._with_inner([self._entry(item) for item in group])
+            u = Undo(self, es, widths) if undo else None
+            with _grads_kept(es): group.prune(record_history=record); _retie(self.ties)
+        for m, a in widths: setattr(m, a, self.out_channels(root))
         return es, u
 
 @contextlib.contextmanager
@@ -513,6 +657,25 @@ def _grads_kept(entries):
         p = m._parameters.get(k)
         if p is not None and p.requires_grad != rg: p.requires_grad_(rg)
 
+def tied_parameters(model:nn.Module) -> list:
+    "One list of `(module, name)` per parameter that several modules hold (tied weights: a language model's head and its embedding)."
+    slots = {}
+    for m in model.modules():
+        for k, p in m._parameters.items():
+            if p is not None: slots.setdefault(id(p), []).append((m, k))
+    return [s for s in slots.values() if len(s) > 1]
+
+def _retie(ties:list):
+    "torch-pruning cuts each module on its own, so a tied weight comes out as one copy per module: make them one parameter again."
+    for slots in ties:
+        ps = [m._parameters[k] for m, k in slots]
+        if all(p is ps[0] for p in ps): continue
+        if any(p.shape != ps[0].shape or not torch.equal(p, ps[0]) for p in ps[1:]):
+            raise RuntimeError(f"tied weight {slots[0][1]} of {type(slots[0][0]).__name__} was cut differently in the modules "
+                               f"sharing it: {[tuple(p.shape) for p in ps]}")
+        for m, k in slots[1:]: m._parameters[k] = ps[0]
+
+
 # %% ../../nbs/core/graph.ipynb #67dfd8e9
 def _plain_state(m) -> dict:
     "Copy of a module's public plain attributes (lists copied); `training` is not part of pruning state."
@@ -521,7 +684,10 @@ def _plain_state(m) -> dict:
 
 class Undo:
     "The state one group prune changes, saved just before it; `restore()` puts it back exactly."
-    def __init__(self, graph:PruningGraph, entries:list):
+    def __init__(self,
+                 graph:PruningGraph,   # the graph about to prune
+                 entries:list,         # the group's entries (`PruningGraph.entries`)
+                 widths=()):           # (module, attribute) pairs the prune will set
         DG, self.graph, self.mods, self.param_nodes, self.touched = graph.DG, graph, [], [], []
         seen = set()
         def keep(m):
@@ -536,6 +702,9 @@ class Undo:
             else:
                 for sub in e.target.modules(): keep(sub)     # and its children: torch-pruning's attention pruner edits out_proj too
                 if e.target in graph.names: self.touched.append(graph.names[e.target])
+        for m, _ in widths:
+            keep(m)
+            if graph.names.get(m) not in self.touched: self.touched.append(graph.names[m])
         self.module2node, self.param_to_name = dict(DG.module2node), dict(DG._param_to_name)
         self.history, self.head_cuts = len(DG._pruning_history), graph._head_cuts
 

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/core/topology.ipynb #ba0f333c
 from __future__ import annotations
+from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
 import torch.fx as fx
@@ -13,7 +14,8 @@ from .graph import PruningGraph, dependency_graph
 from .select import select_modules
 
 # %% auto #0
-__all__ = ['channel_dependencies', 'fixed_reshape_layers', 'not_safe_to_prune', 'zeroed_filters', 'fix_mask_conflict']
+__all__ = ['channel_dependencies', 'FixedReshape', 'fixed_reshapes', 'fixed_reshape_layers', 'not_safe_to_prune',
+           'zeroed_filters', 'fix_mask_conflict']
 
 # %% ../../nbs/core/topology.ipynb #1b86b3f6
 def _coupled_sets(graph:PruningGraph) -> list:
@@ -64,29 +66,109 @@ def _feeding_layers(node:fx.Node, modules:dict, types:tuple) -> set:
     return found
 
 # %% ../../nbs/core/topology.ipynb #d18fbfd3
-def fixed_reshape_layers(model:nn.Module) -> dict:
-    "Layer name -> why: the layers whose output channels reach a view/reshape with literal sizes, read from the forward with torch.fx."
-    try: gm = fx.symbolic_trace(model)
+@dataclass
+class FixedReshape:
+    "A view/reshape/unflatten of the forward whose target sizes hold literal integers (> 1, batch dimension aside)."
+    node:str             # the torch.fx node's name
+    op:str               # what it calls: 'view', 'reshape', 'unflatten', or the `nn.Unflatten` module's name
+    sizes:list           # its literal sizes
+    layers:set           # names of the layers whose output channels reach it
+    attrs:dict = field(default_factory=dict)   # position in `sizes` -> (module name, attribute): that size is this int attribute, read by nothing else
+    @property
+    def why(self) -> str: return f"its channels reach a {self.op} with fixed sizes {self.sizes} in the forward (node {self.node!r})"
+    def width_attrs(self, width:int) -> list|None:
+        "The attributes to set to a group's new width, if every literal is `width` read from an attribute (None: the reshape fixes the group)."
+        ok = all(i in self.attrs and s == width for i, s in enumerate(self.sizes))
+        return [self.attrs[i] for i in range(len(self.sizes))] if ok else None
+
+def _traced(model:nn.Module) -> fx.GraphModule:
+    try: return fx.symbolic_trace(model)
     except Exception as e:
         raise ValueError(f"torch.fx cannot trace {type(model).__name__} ({type(e).__name__}: {e}); "
                          "reading the reshapes needs a model without data-dependent Python control flow") from e
-    types, modules, out = tuple(Granularities.available_modules()), dict(gm.named_modules()), {}
+
+def _owner(node:fx.Node) -> str:
+    "Name of the module whose forward makes `node` ('' for the model's own)."
+    stack = node.meta.get('nn_module_stack') or {}
+    return list(stack.values())[-1][0] if stack else ''
+
+def _leaves(a) -> list:
+    "The flat leaves of a node's arguments, nodes by name, with markers for the nesting."
+    if isinstance(a, fx.Node): return [('node', a.name)]
+    if isinstance(a, (list, tuple)): return [('(', len(a))] + [x for v in a for x in _leaves(v)]
+    if isinstance(a, dict): return [('{', len(a))] + [x for k in a for x in [('key', k)] + _leaves(a[k])]
+    return [a]
+
+def _with_attr(model:nn.Module, owner:str, attr:str, value:int) -> fx.GraphModule|None:
+    "The forward traced with int attribute `attr` of module `owner` set to `value` for the time of the trace (None: it does not trace then)."
+    m = model.get_submodule(owner)
+    old = getattr(m, attr)
+    setattr(m, attr, value)
+    try: return fx.symbolic_trace(model)
+    except Exception: return None      # the forward checks or branches on it: fasterai will not change it (the reshape stays fixed)
+    finally: setattr(m, attr, old)
+
+def _changed(gm:fx.GraphModule, gm2:fx.GraphModule, old:int, new:int) -> set|None:
+    "The nodes of two traces whose arguments differ, if only by literals `old` -> `new` (None: anything else differs)."
+    n1, n2 = list(gm.graph.nodes), list(gm2.graph.nodes)
+    if [(n.op, n.name, n.target) for n in n1] != [(n.op, n.name, n.target) for n in n2]: return None
+    hit = set()
+    for a, b in zip(n1, n2):
+        la, lb = _leaves((a.args, a.kwargs)), _leaves((b.args, b.kwargs))
+        if la == lb: continue
+        if len(la) != len(lb) or any(x != y and not (x == old and y == new) for x, y in zip(la, lb)): return None
+        hit.add(a.name)
+    return hit
+
+def _attribute_sizes(model:nn.Module, gm:fx.GraphModule, found:list):
+    """Fill each reshape's `attrs`: its literals that are an int attribute of the module doing the reshape, found by
+    tracing again with the attribute changed; an attribute anything else in the forward reads is not taken."""
+    mods, nodes, by_node = dict(model.named_modules()), {n.name: n for n in gm.graph.nodes}, {r.node: r for r in found}
+    cands = {}
+    for r in found:
+        owner = _owner(nodes[r.node])
+        for a, v in vars(mods[owner]).items():
+            if not a.startswith('_') and type(v) is int and v in r.sizes: cands[(owner, a)] = v
+    for (owner, a), v in cands.items():
+        gm2 = _with_attr(model, owner, a, v + 1)
+        hit = None if gm2 is None else _changed(gm, gm2, v, v + 1)
+        if not hit or not hit <= set(by_node): continue          # read elsewhere too (or not at all): changing it is not safe
+        mods2 = dict(gm2.named_modules())
+        for n2 in gm2.graph.nodes:
+            if n2.name not in hit: continue
+            r = by_node[n2.name]
+            for i, (s, t) in enumerate(zip(r.sizes, _fixed_sizes(n2, mods2))):
+                if s == v and t == v + 1: r.attrs[i] = (owner, a)
+
+def fixed_reshapes(model:nn.Module) -> list[FixedReshape]:
+    "The views/reshapes of the forward with literal sizes, the layers feeding each, and which literals are an int attribute fasterai may update (torchvision ViT's `hidden_dim`)."
+    gm = _traced(model)
+    types, modules, found = tuple(Granularities.available_modules()), dict(gm.named_modules()), []
     for node in gm.graph.nodes:
         sizes = _fixed_sizes(node, modules)
-        if not sizes: continue
-        for n in _feeding_layers(node, modules, types):
-            out.setdefault(n, f"its channels reach a {node.target} with fixed sizes {sizes} in the forward (node {node.name!r})")
+        if sizes: found.append(FixedReshape(node.name, str(node.target), sizes, _feeding_layers(node, modules, types)))
+    if found: _attribute_sizes(model, gm, found)
+    return found
+
+def fixed_reshape_layers(model:nn.Module) -> dict:
+    "Layer name -> why: the layers whose output channels reach a view/reshape with literal sizes, read from the forward with torch.fx."
+    out = {}
+    for r in fixed_reshapes(model):
+        for n in sorted(r.layers): out.setdefault(n, r.why)
     return out
 
 def not_safe_to_prune(model:nn.Module,    # the model to analyse; left unchanged
                       example_inputs,     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                      ) -> list:
-    "Names of the layers whose output channels feed a shape-fixing reshape, directly or through coupling."
-    direct = set(fixed_reshape_layers(model))
+    "Names of the layers whose output channels feed a shape-fixing reshape, directly or through coupling (a literal that is the layer's width held in an attribute fixes nothing: the Pruner updates it)."
+    mods = dict(model.named_modules())
+    width = lambda m: getattr(m, 'out_channels', None) or getattr(m, 'out_features', None)
+    direct = {n for r in fixed_reshapes(model) for n in r.layers if r.width_attrs(width(mods[n])) is None}
     unsafe = set(direct)
     for s in channel_dependencies(model, example_inputs):
         if s & direct: unsafe |= s
     return [n for n, _ in model.named_modules() if n in unsafe]
+
 
 # %% ../../nbs/core/topology.ipynb #6aa13ab1
 def _is_transposed(m): return isinstance(m, nn.modules.conv._ConvTransposeNd)
@@ -121,6 +203,15 @@ def _zero_filters(m:nn.Module, idxs:list):
     else: w[idxs] = 0
 
 # %% ../../nbs/core/topology.ipynb #8ac98aeb
+def _as_root(graph:PruningGraph, members:list, m:nn.Module, z:set) -> tuple:
+    "(a layer of the graph, its channels) standing for channels `z` of member `m`, which may sit inside a module the graph holds whole (`out_proj`)."
+    if m in graph: return m, sorted(z)
+    root = next((x for x in members if x in graph), None)
+    if root is None: return None, []                       # no member in the graph (an attention block's heads)
+    e = next((e for e in graph.entries(root) if e.target is m and e.out), None)
+    to_root = {} if e is None else dict(zip(e.idxs, e.root_idxs))
+    return root, sorted({to_root[i] for i in z if to_root.get(i) is not None})
+
 def _align(graph:PruningGraph, members:list) -> dict:
     "Zero in every member each filter that any member zeroed; return the coupled BatchNorms -> their zeroed indices."
     types, norms = tuple(Granularities.available_modules()), {}
@@ -129,7 +220,9 @@ def _align(graph:PruningGraph, members:list) -> dict:
         for m in members:
             z = zeroed_filters(m)
             if not z: continue
-            for e in graph.entries(m, sorted(z)):      # the same channels, mapped onto every coupled layer
+            root, ix = _as_root(graph, members, m, z)
+            if not ix: continue
+            for e in graph.entries(root, ix):          # the same channels, mapped onto every coupled layer
                 if not e.out: continue
                 t, ix = e.target, set(e.idxs)
                 if isinstance(t, types) and ix - zeroed_filters(t):
@@ -137,6 +230,7 @@ def _align(graph:PruningGraph, members:list) -> dict:
                 elif isinstance(t, nn.modules.batchnorm._BatchNorm): norms.setdefault(t, set()).update(ix)
         if not changed: return norms
     raise RuntimeError(f"fix_mask_conflict did not converge on {members}")
+
 
 # %% ../../nbs/core/topology.ipynb #06779714
 def fix_mask_conflict(model:nn.Module,          # a model whose filters were zeroed layer by layer; edited in place

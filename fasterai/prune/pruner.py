@@ -15,10 +15,10 @@ from ..core.inputs import run_model, input_shape
 from ..core.units import check_percents
 from ..core.model import eval_mode
 from ..core.select import select_modules
-from ..core.topology import fixed_reshape_layers
+from ..core.topology import fixed_reshapes
 from ..core.counter import count_flops_params
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
-                                 LAYERS, layer_types, out_axis)
+                                 LAYERS, layer_types, out_axis, output_tensors)
 
 # %% auto #0
 __all__ = ['trace_graph', 'check_example_inputs', 'LayerGroup', 'PruneInfo', 'Pruner']
@@ -67,8 +67,9 @@ class PruneInfo:
 
 class _Group:
     "Internal record of one coupling: the graph's `Coupling`, what blocks it, its channel counts, cached entries."
-    def __init__(self, graph:PruningGraph, c, blocked:str|None):
+    def __init__(self, graph:PruningGraph, c, blocked:str|None, widths=()):
         self.graph, self.root, self.members, self.names = graph, c.root, c.members, c.names
+        self.widths = list(widths)              # (module, int attribute) holding the group's width, set after each cut
         self.id, self.touches_output, self.blocked, self.heads = c.id, c.sink, blocked, c.heads
         self.head_dim, self.kv_heads = c.head_dim, c.kv_heads
         self.original = graph.out_channels(c.root)
@@ -112,6 +113,7 @@ class Pruner:
         self._layers = [(n, m) for n, m in model.named_modules() if m in self._member_of]
         self._before = None
         self._open, self._score_cache = 0, None     # `pruned` blocks open now; scores kept by `reuse_scores`
+        self._checked, self._out_shapes = set(), None   # groups whose first cut left a running model; the output shapes then
 
     def __repr__(self):
         return (f"Pruner(pruning_ratio={self.pruning_ratio!r}, context={self.context!r}, criteria={self.criteria.name}, "
@@ -126,13 +128,17 @@ class Pruner:
         return out
 
     def _fixed_reshapes(self) -> dict:
-        "Layer name -> why not: layers whose channels reach a view/reshape with literal sizes (`x.view(-1, 256)`); read once per model."
+        "Layer name -> the `FixedReshape`s its channels reach (`x.view(-1, 256)`); read once per model, again when an attribute they read changed."
         key = tuple((n, type(m)) for n, m in self.model.named_modules())
         hit = _fixed_cache.get(self.model)
-        if hit is not None and hit[0] == key: return hit[1]
-        try: out = {n: f"{why}; removing any would break it" for n, why in fixed_reshape_layers(self.model).items()}
+        if hit is not None and hit[0] == key and all(getattr(self.model.get_submodule(o), a) == r.sizes[i]
+                                                     for rs in hit[1].values() for r in rs for i, (o, a) in r.attrs.items()):
+            return hit[1]
+        out = {}
+        try:
+            for r in fixed_reshapes(self.model):
+                for n in r.layers: out.setdefault(n, []).append(r)
         except ValueError as e:
-            out = {}
             if type(self.model) not in _fx_warned:
                 _fx_warned.add(type(self.model))
                 warnings.warn(f"{str(e)[:300]}, so the Pruner cannot see reshapes with hard-coded sizes: if one "
@@ -140,17 +146,35 @@ class Pruner:
         _fixed_cache[self.model] = (key, out)
         return out
 
+    def _reshaped(self, c, fixed:dict) -> tuple:
+        "(why not, widths): a reshape with literal sizes that coupling `c` reaches fixes it, unless each literal is its width held in an attribute fasterai updates."
+        if c.head_dim: return None, []     # an attention module views q/k/v as (..., -1, head_dim): whole heads keep that size
+        width, widths = self.graph.out_channels(c.root), []
+        for n in c.names:
+            for r in fixed.get(n, []):
+                w = r.width_attrs(width)
+                if w is None: return f"{n}: {r.why}; removing any would break it", []
+                widths += [(self.model.get_submodule(o), a) for o, a in w if (o, a) not in {(self._names[m], b) for m, b in widths}]
+        return None, widths
+
     def _build_groups(self) -> list:
         "One `_Group` per set of coupled Conv/Linear layers, in model order."
         groups, self._member_of = [], {}
         fixed = self._fixed_reshapes()
         for c in self.graph.couplings(layer_types(self.model)):
             ign = [n for x, n in zip(c.members, c.names) if x in self.ignored]
-            # an attention module views its q/k/v as (..., -1, head_dim): whole heads keep that size, so its literal is no obstacle
-            why = None if c.head_dim else next((f"{n}: {fixed[n]}" for n in c.names if n in fixed), None)
-            g = _Group(self.graph, c, c.blocked or why or (f"ignored layer(s) {ign}" if ign else None))
+            why, widths = self._reshaped(c, fixed)
+            g = _Group(self.graph, c, c.blocked or why or (f"ignored layer(s) {ign}" if ign else None), widths)
             for x in c.members: self._member_of[x] = g
             groups.append(g)
+        held = {}
+        for g in groups:
+            for m, a in g.widths: held.setdefault((m, a), []).append(g)
+        for (m, a), gs in held.items():                   # one attribute, several groups: none of them may change it
+            if len(gs) < 2: continue
+            for g in gs:
+                g.blocked = g.blocked or (f"its width is held in {self._names[m] or type(m).__name__}.{a}, which the reshapes "
+                                          f"of groups {[x.id for x in gs if x is not g]} read too")
         return groups
 
     def _resolve(self, ratios:dict) -> dict:
@@ -180,9 +204,9 @@ class Pruner:
 
     def _reason(self, g) -> str|None:
         "Why this Pruner would not prune `g` (None if it would)."
-        if g.blocked: return g.blocked
         if g.touches_output and not (self._targets and g in self._targets):
             return 'output layer: pruning it would change the model output (name it in the ratio dict to allow it)'
+        if g.blocked: return g.blocked
         if g.channels <= 1: return 'a single channel left'
         return None
 
@@ -298,7 +322,7 @@ def _plan_global(self:Pruner, pct:float, progress:float=1.) -> list:
 @patch
 def _apply(self:Pruner, g, idxs:list, record:bool=True, undo:list|None=None):
     "Remove channels `idxs` of group `g` (and everything coupled); with `undo`, save what is needed to revert first."
-    entries, u = self.graph.prune(g.root, idxs, record=record, undo=undo is not None)
+    entries, u = self.graph.prune(g.root, idxs, record=record, undo=undo is not None, widths=g.widths)
     if u is not None: undo.append((u, dict(self.references)))
     self._cut_references(entries)
 
@@ -332,9 +356,32 @@ def prune_model(self:Pruner, progress:float=1.) -> nn.Module:
     if self._targets is not None: plan = self._plan_local(self._targets, progress)
     elif self.context == 'global': plan = self._plan_global(self.pruning_ratio, progress)
     else: plan = self._plan_local({g: self.pruning_ratio for g in self._targeted()}, progress)
-    for g, idxs in plan: self._apply(g, idxs)
+    if plan and self._out_shapes is None: self._out_shapes = self._output_shapes()
+    for g, idxs in plan:
+        if g in self._checked: self._apply(g, idxs); continue
+        undo = []
+        self._apply(g, idxs, undo=undo)
+        why = self._broken(g)
+        if why is None: self._checked.add(g); continue
+        for u, refs in reversed(undo):
+            u.restore(); self.references.clear(); self.references.update(refs)
+        g.blocked = f"pruning it breaks the model's forward (its channels are mapped wrongly through some op): {why}"
+        warnings.warn(f"Pruner: group {g.id!r} is left unpruned: {g.blocked}", UserWarning)
     if plan and self.criteria.needs_update: self.set_references()
     return self.model
+
+@patch
+def _output_shapes(self:Pruner) -> list:
+    "The shapes of the model's outputs on its example inputs."
+    with eval_mode(self.model), torch.no_grad(): return [tuple(t.shape) for t in output_tensors(run_model(self.model, self.example_inputs))]
+
+@patch
+def _broken(self:Pruner, g) -> str|None:
+    "What is wrong with the model right after group `g`'s first cut (None: it runs on its example inputs, with the same output shapes unless `g` makes the output)."
+    try: shapes = self._output_shapes()
+    except Exception as e: return f"{type(e).__name__}: {str(e)[:300]}"     # whatever fails, the cut made it fail: it is undone
+    if shapes != self._out_shapes and not g.touches_output: return f"the output shapes change from {self._out_shapes} to {shapes}"
+    return None
 
 @patch
 def removed_pct(self:Pruner) -> float:
