@@ -784,8 +784,8 @@ def _compressed(self:SuffixEvaluator, touched):
         known = set(mods) | {n for n, _ in self.model.named_parameters()} | {n for n, _ in self.model.named_buffers()}
         unknown = sorted(t for t in touched if t not in known)
         if unknown: raise ValueError(f"touched names modules that are not in the model: {unknown}")
-        if any(t in mods and _has_hooks(mods[t]) and self._traced_through(t) for t in touched):
-            return self.full.evaluate()                    # a hook the graph would skip: evaluate in full
+        if any(t in mods and self._traced_through(t) for t in touched):
+            return self.full.evaluate()                    # its code is in the graph, with its attributes baked in (or a hook the graph would skip): in full
         plan = self._plan_for(touched)
         if plan is None: return self._base_value
     targets, outs = self._resolve(), []
