@@ -140,6 +140,7 @@ def solve(self:PlanProblem, budget:dict, max_rounds:int=3, start=None) -> np.nda
         raise InfeasibleBudget(', '.join(f"budget {k}={budget[k]:g}% cannot be met: the smallest reachable is {low[k]:.4g}%" for k in short)
                                + " (every unit at its strongest level; more levels in the sweeps, or extrapolate=True, reach further)")
     dmg = self.tie_broken()
+    if self.coupled and np.prod(self.sizes.astype(float)) <= self.exact_work: return self._exact(ki, cap, dmg)
     first = np.zeros(len(self.units), dtype=int) if start is None else np.asarray(start).copy()
     best = self._rounds(first, ki, cap, dmg, max_rounds)
     if self.coupled and self.pair_work() <= self.refine_work:    # small enough: a second start, and moves of two coupled units
@@ -278,3 +279,35 @@ def _pairs(self:PlanProblem, choice, ki, cap, dmg, max_passes:int=10) -> np.ndar
                 moved, state, tot = True, self.state(choice), self.totals(choice)[ki]
         if not moved: return choice
     return choice
+
+# %% ../../nbs/plan/problem.ipynb #58e7b33c
+PlanProblem.exact_work = 65_536        # coupled problems with at most this many plans are solved by trying every one
+
+@patch
+def totals_many(self:PlanProblem, choices:np.ndarray) -> np.ndarray:
+    "(plans × 3): params, MACs and bytes kept under each row of `choices` (plans × units), in one array pass."
+    a, n = self.cm.arrays(), len(choices)
+    sizes = np.broadcast_to(a.shapes, (n,) + a.shapes.shape).copy()
+    spars, bits = np.zeros((n, len(a.bits))), np.broadcast_to(a.bits, (n, len(a.bits))).copy()
+    for r, g in enumerate(self.G):
+        k = int(self.gmask[r].sum())
+        sizes[:, self.gI[r, :k]] -= self.gR[r, choices[:, g], :k]
+    for r, l in enumerate(self.L): spars[:, self.lt[r]], bits[:, self.lt[r]] = self.ls[r, choices[:, l]], self.lb[r, choices[:, l]]
+    c = self.cm.tensor_costs(np.arange(len(a.bits)), sizes, spars, bits).sum(1)
+    if self.cm.count_other: c[:, 1] += self.cm.other_macs
+    return c
+
+@patch
+def _exact(self:PlanProblem, ki:list, cap:np.ndarray, dmg:np.ndarray) -> np.ndarray:
+    "The plan of least `dmg` within `cap` (on keys `ki`), found by trying every combination of options."
+    total, rows = int(np.prod(self.sizes)), max(1, 2_000_000 // max(self.cm.arrays().shapes.size, 1))
+    best, best_v, idx = None, np.inf, np.arange(len(self.units))
+    for s in range(0, total, rows):
+        ch = np.stack(np.unravel_index(np.arange(s, min(s + rows, total)), self.sizes), 1)
+        ok = np.all(self.totals_many(ch)[:, ki] <= cap * (1 + 1e-9), 1)
+        if not ok.any(): continue
+        v = np.where(ok, dmg[idx, ch].sum(1), np.inf)
+        j = int(v.argmin())
+        if v[j] < best_v: best, best_v = ch[j].copy(), float(v[j])
+    if best is None: raise InfeasibleBudget("no plan meets the budget on exact costs")   # reachable() said one does: not expected
+    return best
