@@ -10,24 +10,32 @@ import math, numbers, warnings
 __all__ = ['check_percent', 'check_percents', 'check_bits']
 
 # %% ../../nbs/core/units.ipynb #8beb20fc
-def check_percent(name:str, value, allow_zero:bool=True) -> float:
+def check_percent(name:str,              # the argument's name, for messages
+                  value,                  # the value given
+                  allow_zero:bool=True,   # is 0 allowed
+                  warn:bool=True          # warn when it looks like a fraction (in (0, 1])
+                 ) -> float:
     "Validate a percent in [0, 100] named `name`; warn when it looks like a fraction."
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"{name}={value!r} must be a number of percent in [0, 100]")
     if value < 0 or value > 100 or (not allow_zero and value == 0):
         lo = '(0' if not allow_zero else '[0'
         raise ValueError(f"{name}={value!r} is out of range: a percent in {lo}, 100] is expected")
-    if 0 < value <= 1:
+    if warn and 0 < value <= 1:
         warnings.warn(f"{name}={value!r} is read as {value}% (percent, not a fraction); "
                       f"did you mean {value * 100:g}%?", UserWarning, stacklevel=3)
     return float(value)
 
 # %% ../../nbs/core/units.ipynb #cb8e29f3
 def check_percents(name:str, value, allow_zero:bool=True) -> float|dict:
-    "Validate one percent or a dict of layer name -> percent."
+    "Validate one percent or a dict of layer name -> percent; a dict warns once, and only when all its values look like fractions."
     if isinstance(value, dict):
         if not value: raise ValueError(f"{name} is an empty dict: give at least one layer name -> percent")
-        return {k: check_percent(f"{name}[{k!r}]", v, allow_zero) for k, v in value.items()}
+        out = {k: check_percent(f"{name}[{k!r}]", v, allow_zero, warn=False) for k, v in value.items()}
+        if max(out.values()) <= 1 and any(v > 0 for v in out.values()):
+            warnings.warn(f"{name}: every value is at most 1, read as percent (0.5 is 0.5%, not 50%); did you mean "
+                          f"{ {k: v * 100 for k, v in list(out.items())[:3]} }{' ...' if len(out) > 3 else ''}?", UserWarning, stacklevel=3)
+        return out
     return check_percent(name, value, allow_zero)
 
 # %% ../../nbs/core/units.ipynb #744e1655
