@@ -280,7 +280,7 @@ def _pairs(self:PlanProblem, choice, ki, cap, dmg, max_passes:int=10) -> np.ndar
         if not moved: return choice
     return choice
 
-# %% ../../nbs/plan/problem.ipynb #58e7b33c
+# %% ../../nbs/plan/problem.ipynb #eb8de6e6
 PlanProblem.exact_work = 65_536        # coupled problems with at most this many plans are solved by trying every one
 
 @patch
