@@ -157,12 +157,15 @@ def _count_macs(model:nn.Module, example_inputs) -> tuple:
     per_module = counter.get_flop_counts()          # 'Root.name.sub' -> {op: flops}, per module (torch's own tracker)
     root, units = type(model).__name__, candidate_units(model, embeddings=True, aliases=True)[0]
     mods = dict(model.named_modules())
+    def own_of(name): return sum(per_module.get(f"{root}.{name}" if name else root, {}).values()) // 2
+    claimed = {id(m.weight) for n, m in mods.items()     # weights a module multiplies in its own calls (a tied lm_head's)
+               if isinstance(getattr(m, 'weight', None), torch.Tensor) and _is_layer(m) and own_of(n)}
     def macs_of(name):
         u = units.get(name)
         if isinstance(u, WeightUnit) and u.pname != 'weight': return by_weight.macs.get(id(u.weight), 0)
-        own = sum(per_module.get(f"{root}.{name}" if name else root, {}).values()) // 2
-        w = getattr(mods.get(name), 'weight', None)
+        own, w = own_of(name), getattr(mods.get(name), 'weight', None)
         if own or not isinstance(w, torch.Tensor): return own - sum(by_weight.macs.get(id(x.weight), 0) for _, x in _rows_of(units, mods.get(name)))
+        if id(w) in claimed: return 0               # a tied weight (an embedding sharing the lm_head's): its MACs are that layer's
         return by_weight.macs.get(id(w), 0)         # a layer whose weight its parent multiplies (nn.MultiheadAttention's out_proj)
     return counter.get_total_flops() // 2, macs_of
 
