@@ -260,6 +260,9 @@ def measure(model:nn.Module,               # a (compressed) model
     if layers is None:
         return {'params': float(df.nonzero_params.sum()), 'macs': float(df.nonzero_macs.sum()), 'bytes': float(rep.bytes.iloc[-1]) + index}
     r, d = rep.set_index('unit'), df.set_index('layer')
+    if quantizer is not None and not set(layers) <= set(r.index):   # a Quantizer over some units: the others as stored
+        full = Quantizer(model, embeddings=True).report().set_index('unit')
+        full.update(r.drop(index=['other', 'total'])); r = full
     macs = d['nonzero_macs'].reindex(layers).fillna(0.)        # a weight parameter (attention's in_proj_weight) has no MACs of its own
     return {'params': float(r.loc[layers, 'nonzero'].sum()), 'macs': float(macs.sum()),
             'bytes': float(r.loc[layers, 'bytes'].sum()) + index}
