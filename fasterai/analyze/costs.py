@@ -39,12 +39,13 @@ class CostModel:
     bits:list           # its storage width in bits (its dtype's: 32 for fp32)
     layers:dict         # layer name -> index (in `names`) of its weight
     macs:dict           # layer name -> MACs of that layer on the sample (every layer with a weight)
-    other_macs:float    # MACs of operations without a weight: a constant
+    other_macs:float    # MACs of operations without a weight (attention's products), uncompressed
     axes:dict           # planned layer name -> weight axes its sparsity granularity groups ([] for 'weight')
     pruning:dict        # pruning group id -> [[level, [[tensor, axis, channels removed], ...]], ...]
     scope:list          # indices of the tensors counted (all, or the planned units' weights)
     count_other:bool=True   # count `other_macs` (False with scope='units')
     sparse_index:str|None=None   # bytes of a sparsified tensor: its values only (None), or plus a 'bitmask' of one bit per position
+    pruning_macs:dict=field(default_factory=dict)   # pruning group id -> [[level, MACs of weightless operations it removes], ...] (attention's products; groups that remove some)
 
     def __post_init__(self):
         if self.sparse_index not in SPARSE_INDEX:
@@ -88,6 +89,7 @@ class _Arrays:
     grouped:np.ndarray    # tensors × axes: True where the sparsity granularity groups the axis
     counted:np.ndarray    # 1 for tensors in scope, else 0
     prune:dict            # (group, level) -> (tensor indices, removed channels: len × axes)
+    prune_macs:dict       # (group, level) -> MACs of weightless operations removed
 
 @patch
 def arrays(self:CostModel) -> _Arrays:
@@ -108,8 +110,9 @@ def arrays(self:CostModel) -> _Arrays:
             rem = np.zeros((len(idx), D))
             for t, ax, r in rows: rem[np.searchsorted(idx, t), ax] += r
             prune[(g, float(level))] = (idx, rem)
+    prune_macs = {(g, float(level)): float(m) for g, table in self.pruning_macs.items() for level, m in table}
     self._arrays = _Arrays(shp, numel, np.divide(self.nonzero, numel, out=np.zeros(T), where=numel > 0),
-                           np.array(self.bits, float), macs, grouped, counted, prune)
+                           np.array(self.bits, float), macs, grouped, counted, prune, prune_macs)
     return self._arrays
 
 # %% ../../nbs/analyze/costs.ipynb #d8826de0
@@ -122,6 +125,11 @@ def prune_removed(self:CostModel, group:str, level:float) -> tuple:
         known = sorted(l for g, l in a.prune if g == group)
         raise KeyError(f"pruning group {group!r} at {level}% was not recorded; recorded levels: {known}")
     return a.prune[key]
+
+@patch
+def prune_macs(self:CostModel, group:str, level:float) -> float:
+    "MACs of weightless operations (attention's products) that pruning `group` by `level` percent removes, alone (0 if counted apart)."
+    return self.arrays().prune_macs.get((group, float(level)), 0.) if self.count_other else 0.
 
 @patch
 def state(self:CostModel, sel:Selection) -> tuple:
@@ -157,7 +165,7 @@ def figures(self:CostModel, sel:Selection|None=None) -> dict:
     "Params, MACs and bytes the model keeps under `sel` (None: uncompressed)."
     sizes, spars, bits = self.state(sel or Selection())
     c = self.tensor_costs(np.arange(len(sizes)), sizes, spars, bits).sum(0)
-    if self.count_other: c[1] += self.other_macs
+    if self.count_other: c[1] += self.other_macs - sum(self.prune_macs(g, p) for g, p in (sel.pruning if sel else {}).items() if p)
     return dict(zip(KEYS, map(float, c)))
 
 @patch
@@ -177,33 +185,44 @@ def merge_cost_models(models:list) -> CostModel:
     for j, c in enumerate(cms[1:], 1):
         diff = [k for k in _SAME_MODEL if getattr(c, k) != getattr(base, k)]
         if diff: raise ValueError(f"cost model {j} differs from the first in {diff}: they were not recorded on one model and sample")
-    axes, pruning = {}, {}
+    axes, pruning, pmacs = {}, {}, {}
     for c in cms:
         for l, ax in c.axes.items(): axes[l] = sorted(set(axes.get(l, [])) | set(ax))
-        for g, table in c.pruning.items():
-            have = {float(lv): rows for lv, rows in pruning.get(g, [])}
-            for lv, rows in table: have.setdefault(float(lv), rows)
-            pruning[g] = [[lv, have[lv]] for lv in sorted(have)]
-    return CostModel(**{**base.to_dict(), 'axes': axes, 'pruning': pruning})
+        for tables, merged in ((c.pruning, pruning), (c.pruning_macs, pmacs)):
+            for g, table in tables.items():
+                have = {float(lv): rows for lv, rows in merged.get(g, [])}
+                for lv, rows in table: have.setdefault(float(lv), rows)
+                merged[g] = [[lv, have[lv]] for lv in sorted(have)]
+    return CostModel(**{**base.to_dict(), 'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs})
 
 # %% ../../nbs/analyze/costs.ipynb #d1e2f3a4
-def _pruned_rows(model, params:list, pruner, names:list, level:float) -> list:
-    "`[[tensor, axis, channels removed], ...]` when the group of `names` is pruned by `level` percent (pruned, shapes read, restored)."
-    with pruner.pruned({n: level for n in names}): now = {n: tuple(p.shape) for n, p in model.named_parameters()}
-    return [[i, ax, s0 - s1] for i, (n, p) in enumerate(params) for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1]
+def _weightless_macs(model, sample, weights:dict) -> int:
+    "MACs of the operations no weight takes part in (attention's products), as the counter counts them on `model` now."
+    total, _, df = count_flops_params(model, sample)
+    return int(total - df.macs[df.layer.isin(list(weights))].sum())
 
-def _group_table(model, params:list, pruner, names:list, levels:list) -> list:
-    "`[[level, rows], ...]` of one group: pruned at its strongest level and checked at its mildest, the others scaled by the channels each cuts (each pruned if the check fails)."
+def _pruned_rows(model, params:list, pruner, names:list, level:float, count=None) -> tuple:
+    "`([[tensor, axis, channels removed], ...], weightless MACs removed)` when the group of `names` is pruned by `level` percent (pruned, read, restored); `count()` gives the weightless MACs (None: not counted)."
+    with pruner.pruned({n: level for n in names}):
+        now = {n: tuple(p.shape) for n, p in model.named_parameters()}
+        other = count() if count else 0.
+    return [[i, ax, s0 - s1] for i, (n, p) in enumerate(params) for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1], other
+
+def _group_table(model, params:list, pruner, names:list, levels:list, count=None) -> tuple:
+    "`([[level, rows], ...], [[level, weightless MACs removed], ...])` of one group: pruned at its strongest level and checked at its mildest, the others scaled by the channels each cuts (each pruned if the check fails)."
     cut = {lv: sum(b - a for b, a in pruner.channels_removed({n: lv for n in names}).values()) for lv in levels}
     cutting = sorted((lv for lv in levels if cut[lv] > 0), key=lambda lv: cut[lv])
-    if not cutting: return [[float(lv), []] for lv in levels]
+    if not cutting: return [[float(lv), []] for lv in levels], []
     top = cutting[-1]
-    rows, n = _pruned_rows(model, params, pruner, names, top), cut[top]
-    scaled = lambda lv: [[t, ax, r * cut[lv] // n] for t, ax, r in rows] if cut[lv] else []
+    (rows, other), n = _pruned_rows(model, params, pruner, names, top, count), cut[top]
+    scaled = lambda lv: ([[t, ax, r * cut[lv] // n] for t, ax, r in rows] if cut[lv] else [], other * cut[lv] / n)
     linear = all(r % n == 0 for *_, r in rows)
     low = cutting[0]
-    if linear and cut[low] != n: linear = sorted(_pruned_rows(model, params, pruner, names, low)) == sorted(scaled(low))
-    return [[float(lv), scaled(lv) if linear else _pruned_rows(model, params, pruner, names, lv)] for lv in levels]
+    if linear and cut[low] != n:
+        got, want = _pruned_rows(model, params, pruner, names, low, count), scaled(low)
+        linear = sorted(got[0]) == sorted(want[0]) and abs(got[1] - want[1]) <= 1e-6 * max(other, 1)
+    out = [(float(lv), *(scaled(lv) if linear else _pruned_rows(model, params, pruner, names, lv, count))) for lv in levels]
+    return [[lv, rows] for lv, rows, _ in out], [[lv, float(m)] for lv, _, m in out if m]
 
 # %% ../../nbs/analyze/costs.ipynb #ee2903d0
 def build_cost_model(model:nn.Module,     # the uncompressed model (given back exactly as it was)
@@ -228,16 +247,20 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
     with (ModelGuard(model) if guard else contextlib.nullcontext()), torch.no_grad():
         total, _, df = count_flops_params(model, sample)
         macs = {r.layer: int(r.macs) for r in df.itertuples() if r.layer in weights and r.macs}
-        table = {}
+        table, pmacs = {}, {}
+        other = total - sum(macs.values())
+        count = (lambda: other - _weightless_macs(model, sample, weights)) if other > 0 else None   # attention's products shrink too
         if groups:
             from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
             pruner = Pruner(model, 0, example_inputs=sample)
-        for g, (names, levels) in groups.items(): table[g] = _group_table(model, params, pruner, names, levels)
+        for g, (names, levels) in groups.items():
+            table[g], removed = _group_table(model, params, pruner, names, levels, count)
+            if removed: pmacs[g] = removed
     scoped = (list(range(len(params))) if scope == 'model' else sorted({weights[n] for n in named}))
     return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
                      [int(torch.count_nonzero(p)) for _, p in params], [p.element_size() * 8 for _, p in params],
-                     weights, macs, float(total - sum(macs.values())), {n: list(ax) for n, ax in layers.items()},
-                     table, scoped, scope == 'model')
+                     weights, macs, float(other), {n: list(ax) for n, ax in layers.items()},
+                     table, scoped, scope == 'model', pruning_macs=pmacs)
 
 # %% ../../nbs/analyze/costs.ipynb #79defeda
 def measure(model:nn.Module,               # a (compressed) model

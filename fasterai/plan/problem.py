@@ -52,6 +52,8 @@ class PlanProblem:
         width, gM = max([len(t) for t in touched] + [1]), max([len(ps) for ps in parts] + [1])
         self.gI, self.gmask = np.zeros((len(self.G), width), dtype=int), np.zeros((len(self.G), width))
         self.gR = np.zeros((len(self.G), gM, width, D))
+        self.gO = np.array([[costs.prune_macs(units[i].name, s.pruning[units[i].name]) if s.pruning else 0. for s in sels[i]]
+                            + [0.] * (gM - len(sels[i])) for i in self.G]).reshape(len(self.G), gM)   # attention's products removed
         for r, (ps, tt) in enumerate(zip(parts, touched)):
             self.gI[r, :len(tt)], self.gmask[r, :len(tt)] = tt, 1.
             for j, p in enumerate(ps):
@@ -87,7 +89,7 @@ class PlanProblem:
         "Params, MACs and bytes kept under `choice`."
         sizes, spars, bits = self.state(choice)
         c = self.cm.tensor_costs(np.arange(len(sizes)), sizes, spars, bits).sum(0)
-        if self.cm.count_other: c[1] += self.cm.other_macs
+        if self.cm.count_other: c[1] += self.cm.other_macs - self.gO[np.arange(len(self.G)), choice[self.G]].sum()
         return c
 
     def total_damage(self, choice) -> float: return float(self.damage[np.arange(len(choice)), choice].sum())
@@ -106,6 +108,7 @@ class PlanProblem:
             S = (sizes[I] + self.gR[np.arange(len(self.G)), choice[self.G]])[:, None] - self.gR
             gM = self.gR.shape[1]
             out[self.G, :gM] = (cm.tensor_costs(I[:, None], S, spars[I][:, None], bits[I][:, None]) * mask[:, None]).sum(2) - now[:, None]
+            out[self.G, :gM, 1] += self.gO[np.arange(len(self.G)), choice[self.G]][:, None] - self.gO
         out[~self.valid] = np.inf
         return out
 
@@ -250,6 +253,7 @@ def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
     shape = (self.sizes[u], self.sizes[v])
     S = np.broadcast_to(sizes[T], shape + sizes[T].shape).copy()
     sp, bt = np.broadcast_to(spars[T], shape + (len(T),)).copy(), np.broadcast_to(bits[T], shape + (len(T),)).copy()
+    other = np.zeros(shape)                                          # attention's products the pruning options remove
     for w, ax in ((u, 0), (v, 1)):
         M, at = self.sizes[w], (slice(None), None) if ax == 0 else (None, slice(None))
         r = np.searchsorted(self.G, w)
@@ -257,10 +261,13 @@ def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
             cnt = int(self.gmask[r].sum())
             delta = self.gR[r, choice[w], :cnt][None] - self.gR[r, :M, :cnt]
             S[:, :, np.searchsorted(T, self.gI[r, :cnt])] += delta[at]
+            other -= self.gO[r, :M][at]
         else:                                                        # a layer: its sparsity and bits
             r = int(np.searchsorted(self.L, w)); p = int(np.searchsorted(T, self.lt[r]))
             sp[:, :, p], bt[:, :, p] = self.ls[r, :M][at], self.lb[r, :M][at]
-    return self.cm.tensor_costs(T, S, sp, bt).sum(2)
+    c = self.cm.tensor_costs(T, S, sp, bt).sum(2)
+    c[..., 1] += other
+    return c
 
 @patch
 def _pairs(self:PlanProblem, choice, ki, cap, dmg, max_passes:int=10) -> np.ndarray:
@@ -294,7 +301,7 @@ def totals_many(self:PlanProblem, choices:np.ndarray) -> np.ndarray:
         sizes[:, self.gI[r, :k]] -= self.gR[r, choices[:, g], :k]
     for r, l in enumerate(self.L): spars[:, self.lt[r]], bits[:, self.lt[r]] = self.ls[r, choices[:, l]], self.lb[r, choices[:, l]]
     c = self.cm.tensor_costs(np.arange(len(a.bits)), sizes, spars, bits).sum(1)
-    if self.cm.count_other: c[:, 1] += self.cm.other_macs
+    if self.cm.count_other: c[:, 1] += self.cm.other_macs - sum(self.gO[r, choices[:, g]] for r, g in enumerate(self.G))
     return c
 
 @patch
