@@ -356,13 +356,19 @@ def prune_model(self:Pruner, progress:float=1.) -> nn.Module:
     if self._targets is not None: plan = self._plan_local(self._targets, progress)
     elif self.context == 'global': plan = self._plan_global(self.pruning_ratio, progress)
     else: plan = self._plan_local({g: self.pruning_ratio for g in self._targeted()}, progress)
-    if plan and self._out_shapes is None: self._out_shapes = self._output_shapes()
     for g, idxs in plan:
-        if g in self._checked: self._apply(g, idxs); continue
+        if g in self._checked:
+            self._apply(g, idxs)
+            if g.touches_output: self._out_shapes = None     # the output is narrower now: read again before the next check
+            continue
+        if self._out_shapes is None: self._out_shapes = self._output_shapes()
         undo = []
         self._apply(g, idxs, undo=undo)
         why = self._broken(g)
-        if why is None: self._checked.add(g); continue
+        if why is None:
+            self._checked.add(g)
+            if g.touches_output: self._out_shapes = None
+            continue
         for u, refs in reversed(undo):
             u.restore(); self.references.clear(); self.references.update(refs)
         g.blocked = f"pruning it breaks the model's forward (its channels are mapped wrongly through some op): {why}"
