@@ -39,8 +39,8 @@ class Granularities:
 
     @classmethod
     def available_modules(cls) -> list:
-        "The layer types fasterai can compress."
-        return list(cls._granularities)
+        "The layer (module) types fasterai can compress; weight-parameter units (`WeightUnit`, below) have their own table."
+        return [t for t in cls._granularities if issubclass(t, nn.Module)]
 
     @classmethod
     def available_granularities(cls,

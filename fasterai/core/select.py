@@ -110,7 +110,7 @@ def select_modules(model:nn.Module,    # the model
             pool = named if issubclass(it, _EMBEDDINGS) else cands                   # nn.Embedding named: opt-in
             got, desc = {n for n, u in pool.items() if isinstance(u, it) or isinstance(_owner(u), it)}, f"type {it.__name__}"
         elif callable(it):
-            got = {n for n, u in cands.items() if bool(it(u, n))}
+            got = {n for n, u in cands.items() if bool(it(_owner(u), n))}   # the module (a parameter unit's owner)
             desc = f"filter_fn {getattr(it, '__name__', it)!r}"
         else:
             raise TypeError(f"{what}: {it!r} is not a layer name, a module, a type or a filter_fn(module, name) -> bool")

@@ -180,6 +180,7 @@ def _stored(m:nn.Module, name:str):
 
 def _filters(m:nn.Module, w:torch.Tensor) -> torch.Tensor:
     "The weight `w` of layer `m` as one row per output channel."
+    if isinstance(m, nn.Embedding): return w.t()          # (tokens, dim): its output channels are the columns
     if not _is_transposed(m): return w.reshape(w.shape[0], -1)
     g = m.groups
     return w.reshape(g, w.shape[0] // g, w.shape[1], -1).transpose(1, 2).reshape(w.shape[1] * g, -1)
@@ -196,6 +197,7 @@ def zeroed_filters(m:nn.Module) -> set:
 
 def _zero_filters(m:nn.Module, idxs:list):
     w = _stored(m, 'weight').data
+    if isinstance(m, nn.Embedding): w[:, idxs] = 0; return
     if _is_transposed(m):
         g, per = m.groups, w.shape[1]
         v = w.view(g, w.shape[0] // g, per, *w.shape[2:])

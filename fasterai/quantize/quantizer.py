@@ -93,7 +93,7 @@ class Quantizer:
                  per_channel:bool=True,    # one weight scale per output channel (else one for the tensor)
                  activations:bool=False,   # also fake-quantize each quantized unit's output (asymmetric, per tensor)
                  *,
-                 layers=None,              # which units: names, modules, types or a filter_fn(unit, name); None = every supported unit
+                 layers=None,              # which units: names, modules, types or a filter_fn(module, name); None = every supported unit
                  embeddings:bool=False,    # also every embedding table (naming one in `layers` selects it anyway)
                  calibration_data=None):   # with `activations`: a batch, or batches (tensors, `(x, y)` pairs or dicts), to calibrate output ranges
         if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")

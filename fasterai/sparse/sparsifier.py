@@ -42,7 +42,7 @@ class Sparsifier:
                  criteria:Criteria=large_final,  # how groups are scored (higher = keep)
                  layer_type=None,                # alias of `layers=` with layer classes (older name)
                  *,
-                 layers=None,                    # which units: names, modules, types or a filter_fn(unit, name); None = all supported
+                 layers=None,                    # which units: names, modules, types or a filter_fn(module, name); None = all supported
                  embeddings:bool=False,          # also every embedding table (naming one in `layers` selects it anyway)
                  on_step:bool=True):             # re-apply masks after every `torch.optim` optimizer step
         if context not in ('local', 'global'):

@@ -31,7 +31,7 @@ class SparsifyCallback(Callback):
                  layer_type=None,                 # alias of `layers=` with layer classes (older name)
                  n_updates:int=10,                # about how many times per fit the masks are recomputed
                  *,
-                 layers=None,                     # which units: names, modules, types or a filter_fn(unit, name); None = all supported
+                 layers=None,                     # which units: names, modules, types or a filter_fn(module, name); None = all supported
                  embeddings:bool=False):          # also every embedding table (a dict of targets may name one anyway)
         super().__init__()
         if layers is not None and layer_type is not None: raise ValueError("give layers= or its alias layer_type=, not both")
