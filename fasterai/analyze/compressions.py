@@ -249,8 +249,8 @@ def describe_kinds() -> list[dict]:
 
 # %% ../../nbs/analyze/compressions.ipynb #6d1e0c11
 def _level_warned():
-    "Silence `check_percent`'s 'read as ...% (percent, not a fraction)' warning only: it was shown when the levels were checked."
-    return silenced(r".* is read as .*% \(percent, not a fraction\)", UserWarning)
+    "Silence only the percent-not-fraction warnings of `check_percent(s)` (one value, or a dict): they were shown when the levels were checked."
+    return silenced(r".*( is read as .*% \(percent, not a fraction\)|: every value is at most 1, read as percent)", UserWarning)
 
 def _check_grads(setup:AnalysisSetup):
     "A criteria that needs gradients finds `weight.grad` on every layer, or a clear error before any work."
