@@ -198,7 +198,7 @@ class SensitivityResult(_Layers):
 
     @property
     def weight_coverage(self) -> float|None:
-        "Percent of the model's weight parameters (embeddings apart) in the measured layers (None: not recorded)."
+        "Percent of the model's weight parameters (embeddings apart) in the measured layers, or cut with them (pruning: attention's in_proj_weight); None: not recorded."
         return _coverage_pct(self, [l for l in self.layers if l.measured])
 
     def to_dataframe(self) -> pd.DataFrame:
@@ -278,14 +278,17 @@ def _noise_counts(r, deltas, los, his) -> list[str]:
 def _coverage_pct(r, measured:list) -> float|None:
     c = r.coverage
     if not c: return None
-    return 100 * sum(l.params for l in measured) / c['weight_params'] if c['weight_params'] else math.nan
+    return 100 * (sum(l.params for l in measured) + c.get('reached_params', 0)) / c['weight_params'] if c['weight_params'] else math.nan
 
 def _coverage_lines(r, measured:list) -> list[str]:
     "The share of the model's weight parameters the measured layers cover, and the weights outside the analysis."
     c = r.coverage
     if not c: return []
     e = c['embedding_params']
-    out = [f"Coverage: {len(measured)} measured layers hold {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
+    reach = c.get('reached') or {}
+    what = ', '.join(f"{k} ×{v['count']}" for k, v in reach.items())
+    held = f"{len(measured)} measured layers" + (f" and the weights their cuts reach ({what})" if reach else '') + " hold"
+    out = [f"Coverage: {held} {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
            f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else '')]
     if c['outside']: out += ["Weights outside the analysis:"] + [f"  {k} ×{v['count']} ({v['params']:,} params)" for k, v in c['outside'].items()]
     return out
@@ -588,7 +591,7 @@ class SweepResult(_Layers):
 
     @property
     def weight_coverage(self) -> float|None:
-        "Percent of the model's weight parameters (embeddings apart) in the layers measured at some level (None: not recorded)."
+        "Percent of the model's weight parameters (embeddings apart) in the layers measured at some level, or cut with them (pruning: attention's in_proj_weight); None: not recorded."
         d = self.deltas
         return _coverage_pct(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
 

@@ -128,13 +128,14 @@ def _free_embedding(m:nn.Module, pn:str, p) -> bool:
 
 def weight_inventory(model:nn.Module,   # the model
                      layers:dict,       # name -> unit: what an operation covers (their `.weight`)
-                     units:bool=True    # whether the operation could have covered `WeightUnit`s (False: a pruning analysis)
+                     units:bool=True,   # whether the operation could have covered `WeightUnit`s (False: a pruning analysis)
+                     reached=()         # ids of parameters outside `layers` that it changes anyway (a pruning group's cut reaches attention's in_proj_weight)
                     ) -> dict:
-    "`{'weight_params', 'embedding_params', 'outside'}`: the model's weight parameters (embeddings apart) and those outside `layers`, by kind and reason."
+    "`{'weight_params', 'embedding_params', 'outside'}`: the model's weight parameters (embeddings apart) and those outside `layers`, by kind and reason; with `reached`, also `'reached'` (by kind) and `'reached_params'`."
     covered = {id(u.weight) for u in layers.values() if isinstance(getattr(u, 'weight', None), torch.Tensor)}
     cands = {id(u.weight) for u in (candidate_units(model) if units else candidate_modules(model)).values()}
     params = {id(u.weight) for u in candidate_units(model).values() if isinstance(u, WeightUnit)}
-    seen, total, emb, outside = set(), 0, 0, {}
+    seen, total, emb, outside, got = set(), 0, 0, {}, {}
     for mn, m in model.named_modules():
         for pn, p in m.named_parameters(recurse=False):
             if id(p) in seen or p.dim() < 2: continue
@@ -142,9 +143,14 @@ def weight_inventory(model:nn.Module,   # the model
             if id(p) in covered: total += p.numel(); continue
             if isinstance(m, _EMBEDDINGS) or _free_embedding(m, pn, p): emb += p.numel(); continue
             total += p.numel()
+            if id(p) in reached:
+                c = got.setdefault(f"{type(m).__name__}.{pn}", {'count': 0, 'params': 0})
+                c['count'] += 1; c['params'] += p.numel(); continue
             why = ('not selected' if id(p) in cands else
                    'not a unit of this kind (a weight parameter, not a layer)' if id(p) in params else
                    'not a layer type fasterai analyses')
             c = outside.setdefault(f"{type(m).__name__}.{pn}: {why}", {'count': 0, 'params': 0})
             c['count'] += 1; c['params'] += p.numel()
-    return {'weight_params': total, 'embedding_params': emb, 'outside': outside}
+    out = {'weight_params': total, 'embedding_params': emb, 'outside': outside}
+    if reached: out.update(reached=got, reached_params=sum(c['params'] for c in got.values()))
+    return out
