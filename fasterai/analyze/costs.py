@@ -278,14 +278,16 @@ def measure(model:nn.Module,               # a (compressed) model
         if bits: quantizer.quantize_model(bits)
     if sparse_index not in SPARSE_INDEX: raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
     rep = (quantizer if quantizer is not None else Quantizer(model, embeddings=True)).report()
-    units = candidate_units(model, embeddings=True)
-    index = sum(units[l].weight.numel() / 8 for l in sparse) if sparse_index == 'bitmask' else 0.
+    units, alias = candidate_units(model, embeddings=True, aliases=True)
+    index = sum(units[alias.get(l, l)].weight.numel() / 8 for l in sparse) if sparse_index == 'bitmask' else 0.
     if layers is None:
         return {'params': float(df.nonzero_params.sum()), 'macs': float(df.nonzero_macs.sum()), 'bytes': float(rep.bytes.iloc[-1]) + index}
     r, d = rep.set_index('unit'), df.set_index('layer')
-    if quantizer is not None and not set(layers) <= set(r.index):   # a Quantizer over some units: the others as stored
+    r.index = [alias.get(u, u) for u in r.index]              # a tied weight under its first name with embeddings (GPT-2's wte, not lm_head)
+    if quantizer is not None and not {alias.get(l, l) for l in layers} <= set(r.index):   # a Quantizer over some units: the others as stored
         full = Quantizer(model, embeddings=True).report().set_index('unit')
         full.update(r.drop(index=['other', 'total'])); r = full
-    macs = d['nonzero_macs'].reindex(layers).fillna(0.)        # a weight parameter (attention's in_proj_weight) has no MACs of its own
-    return {'params': float(r.loc[layers, 'nonzero'].sum()), 'macs': float(macs.sum()),
-            'bytes': float(r.loc[layers, 'bytes'].sum()) + index}
+    macs = d['nonzero_macs'].reindex(list(dict.fromkeys(layers))).fillna(0.)   # a weight parameter (attention's in_proj_weight) has no MACs of its own
+    held = list(dict.fromkeys(alias.get(l, l) for l in layers))  # a tied weight is one unit, under its first name (GPT-2's lm_head: wte)
+    return {'params': float(r.loc[held, 'nonzero'].sum()), 'macs': float(macs.sum()),
+            'bytes': float(r.loc[held, 'bytes'].sum()) + index}

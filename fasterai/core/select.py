@@ -143,7 +143,7 @@ def weight_inventory(model:nn.Module,   # the model
             if id(p) in covered: total += p.numel(); continue
             if isinstance(m, _EMBEDDINGS) or _free_embedding(m, pn, p): emb += p.numel(); continue
             total += p.numel()
-            if id(p) in reached:
+            if id(p) in reached and id(p) not in cands:   # a weight no unit of this kind is named after (a layer left out stays outside)
                 c = got.setdefault(f"{type(m).__name__}.{pn}", {'count': 0, 'params': 0})
                 c['count'] += 1; c['params'] += p.numel(); continue
             why = ('not selected' if id(p) in cands else
