@@ -10,7 +10,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 from fastcore.basics import patch
-from ..core.counter import count_flops_params
+from ..core.counter import count_flops_params, weightless_macs
 from ..core.model import ModelGuard
 from ..core.select import candidate_modules, candidate_units
 from ..quantize.quantizer import Quantizer
@@ -201,12 +201,20 @@ def _weightless_macs(model, sample, weights:dict) -> int:
     total, _, df = count_flops_params(model, sample)
     return int(total - df.macs[df.layer.isin(list(weights))].sum())
 
+def _weightless_counter(model, sample, params:list, weights:dict, other:float):
+    "`count(rows)`: the weightless MACs a cut removes, counted on the pruned model when it cuts a weight inside a module that runs such products (0 otherwise: it cannot change them)."
+    owners = weightless_macs(model, sample)
+    mods = dict(model.named_modules())
+    if any(next(mods[o].parameters(), None) is None for o in owners): near = None     # a module of weightless products only: count every cut
+    else: near = {i for i, (n, _) in enumerate(params) if any(o == '' or n.startswith(o + '.') for o in owners)}
+    return lambda rows: (other - _weightless_macs(model, sample, weights)) if near is None or any(r[0] in near for r in rows) else 0.
+
 def _pruned_rows(model, params:list, pruner, names:list, level:float, count=None) -> tuple:
-    "`([[tensor, axis, channels removed], ...], weightless MACs removed)` when the group of `names` is pruned by `level` percent (pruned, read, restored); `count()` gives the weightless MACs (None: not counted)."
+    "`([[tensor, axis, channels removed], ...], weightless MACs removed)` when the group of `names` is pruned by `level` percent (pruned, read, restored); `count(rows)` gives the weightless MACs removed (None: not counted)."
     with pruner.pruned({n: level for n in names}):
         now = {n: tuple(p.shape) for n, p in model.named_parameters()}
-        other = count() if count else 0.
-    return [[i, ax, s0 - s1] for i, (n, p) in enumerate(params) for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1], other
+        rows = [[i, ax, s0 - s1] for i, (n, p) in enumerate(params) for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1]
+        return rows, (count(rows) if count else 0.)
 
 def _group_table(model, params:list, pruner, names:list, levels:list, count=None) -> tuple:
     "`([[level, rows], ...], [[level, weightless MACs removed], ...])` of one group: pruned at its strongest level and checked at its mildest, the others scaled by the channels each cuts (each pruned if the check fails)."
@@ -249,7 +257,7 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
         macs = {r.layer: int(r.macs) for r in df.itertuples() if r.layer in weights and r.macs}
         table, pmacs = {}, {}
         other = total - sum(macs.values())
-        count = (lambda: other - _weightless_macs(model, sample, weights)) if other > 0 else None   # attention's products shrink too
+        count = _weightless_counter(model, sample, params, weights, other) if other > 0 and groups else None   # attention's products shrink too
         if groups:
             from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
             pruner = Pruner(model, 0, example_inputs=sample)

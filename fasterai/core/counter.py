@@ -16,7 +16,8 @@ from .granularity import WeightUnit
 from .select import candidate_units
 
 # %% auto #0
-__all__ = ['input_shapes', 'forward_with', 'countable_kernels', 'count_flops_params', 'layer_macs', 'format_count']
+__all__ = ['input_shapes', 'forward_with', 'countable_kernels', 'count_flops_params', 'layer_macs', 'weightless_macs',
+           'format_count']
 
 # %% ../../nbs/core/counter.ipynb #bc9a306b
 def input_shapes(example_inputs) -> str:
@@ -104,7 +105,7 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
         s['calls'] += 1
         if s['calls'] == 1: s['input_shape'], s['output_shape'] = _shape(args), _shape(out)
     handle = nn.modules.module.register_module_forward_hook(shapes)
-    try: total_macs, macs_of = _count_macs(model, example_inputs)
+    try: total_macs, macs_of, _ = _count_macs(model, example_inputs)
     finally: handle.remove()
     rows, seen = [], set()
     with torch.no_grad():
@@ -147,7 +148,7 @@ def _rows(model:nn.Module, layers:list) -> list:
     return [r for n, m in model.named_modules() for r in units.get(id(m), []) + ([(n, m)] if id(m) in leaf else [])]
 
 def _count_macs(model:nn.Module, example_inputs) -> tuple:
-    "`(total MACs, name -> MACs)` of one eval-mode, no-grad forward, from torch's `FlopCounterMode`: a layer's own calls, or what its weight multiplies."
+    "`(total MACs, name -> MACs, module name -> MACs of all it runs)` of one eval-mode, no-grad forward, from torch's `FlopCounterMode`: a layer's own calls, or what its weight multiplies."
     counter = FlopCounterMode(display=False, custom_mapping=_EXTRA_FORMULAS)
     owners = {}                                     # storage of each weight parameter -> the parameter (tied ones once)
     for p in model.parameters():
@@ -167,7 +168,8 @@ def _count_macs(model:nn.Module, example_inputs) -> tuple:
         if own or not isinstance(w, torch.Tensor): return own - sum(by_weight.macs.get(id(x.weight), 0) for _, x in _rows_of(units, mods.get(name)))
         if id(w) in claimed: return 0               # a tied weight (an embedding sharing the lm_head's): its MACs are that layer's
         return by_weight.macs.get(id(w), 0)         # a layer whose weight its parent multiplies (nn.MultiheadAttention's out_proj)
-    return counter.get_total_flops() // 2, macs_of
+    every = lambda name: own_of(name)                 # everything the module runs, its sub-modules included
+    return counter.get_total_flops() // 2, macs_of, every
 
 def _rows_of(units:dict, m) -> list:
     "The weight-parameter units that module `m` holds (their MACs are reported apart from the module's)."
@@ -178,8 +180,25 @@ def layer_macs(model:nn.Module,   # the model; left unchanged
                example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
               ) -> dict:
     "Name -> MACs of one forward on `example_inputs`, for each of `layers` (0 for a layer that did not run)."
-    _, macs_of = _count_macs(model, example_inputs)
+    _, macs_of, _ = _count_macs(model, example_inputs)
     return {n: int(macs_of(n)) for n in layers}
+
+def weightless_macs(model:nn.Module,   # the model; left unchanged
+                    example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
+                   ) -> dict:
+    "Module name -> MACs of the operations without a weight (attention's products) that the module runs itself, not through a sub-module."
+    _, macs_of, every = _count_macs(model, example_inputs)
+    layers = [(n, m) for n, m in model.named_modules() if _is_layer(m) and 'parametrizations' not in n.split('.')]
+    weighted = [(n, macs_of(n)) for n, m in _rows(model, layers) if isinstance(getattr(m, 'weight', None), torch.Tensor)]
+    inside = lambda n, root: root == '' or n == root or n.startswith(root + '.')
+    kids = lambda name, m: [f"{name}.{c}" if name else c for c, _ in m.named_children()]
+    free = {}
+    for name, m in reversed(list(model.named_modules())):   # sub-modules first
+        ran = every(name)
+        free[name] = (max(ran - sum(v for n, v in weighted if inside(n, name)), 0) if ran   # 0: a layer its parent multiplies (out_proj)
+                      else sum(free[k] for k in kids(name, m)))                             # a container never called (nn.ModuleList)
+    own = {name: free[name] - sum(free[k] for k in kids(name, m)) for name, m in model.named_modules()}
+    return {n: v for n, v in own.items() if v > 0}
 
 # %% ../../nbs/core/counter.ipynb #59b86d75
 def format_count(n:float,        # a count (MACs, params)
