@@ -4,6 +4,7 @@
 
 # %% ../../nbs/plan/problem.ipynb #5d0ef07a
 from __future__ import annotations
+import math
 import numpy as np
 from fastcore.basics import patch
 from ..core.units import check_percent
@@ -143,7 +144,7 @@ def solve(self:PlanProblem, budget:dict, max_rounds:int=3, start=None) -> np.nda
         raise InfeasibleBudget(', '.join(f"budget {k}={budget[k]:g}% cannot be met: the smallest reachable is {low[k]:.4g}%" for k in short)
                                + " (every unit at its strongest level; more levels in the sweeps, or extrapolate=True, reach further)")
     dmg = self.tie_broken()
-    if self.coupled and np.prod(self.sizes.astype(float)) <= self.exact_work: return self._exact(ki, cap, dmg)
+    if self.coupled and math.prod(map(int, self.sizes)) <= self.exact_work: return self._exact(ki, cap, dmg)
     first = np.zeros(len(self.units), dtype=int) if start is None else np.asarray(start).copy()
     best = self._rounds(first, ki, cap, dmg, max_rounds)
     if self.coupled and self.pair_work() <= self.refine_work:    # small enough: a second start, and moves of two coupled units
