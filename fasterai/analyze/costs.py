@@ -196,18 +196,13 @@ def merge_cost_models(models:list) -> CostModel:
     return CostModel(**{**base.to_dict(), 'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs})
 
 # %% ../../nbs/analyze/costs.ipynb #d1e2f3a4
-def _weightless_macs(model, sample, weights:dict) -> int:
-    "MACs of the operations no weight takes part in (attention's products), as the counter counts them on `model` now."
-    total, _, df = count_flops_params(model, sample)
-    return int(total - df.macs[df.layer.isin(list(weights))].sum())
-
-def _weightless_counter(model, sample, params:list, weights:dict, other:float):
+def _weightless_counter(model, sample, params:list):
     "`count(rows)`: the weightless MACs a cut removes, counted on the pruned model when it cuts a weight inside a module that runs such products (0 otherwise: it cannot change them)."
     owners = weightless_macs(model, sample)
-    mods = dict(model.named_modules())
+    base, mods = sum(owners.values()), dict(model.named_modules())
     if any(next(mods[o].parameters(), None) is None for o in owners): near = None     # a module of weightless products only: count every cut
     else: near = {i for i, (n, _) in enumerate(params) if any(o == '' or n.startswith(o + '.') for o in owners)}
-    return lambda rows: (other - _weightless_macs(model, sample, weights)) if near is None or any(r[0] in near for r in rows) else 0.
+    return lambda rows: base - sum(weightless_macs(model, sample).values()) if near is None or any(r[0] in near for r in rows) else 0.
 
 def _pruned_rows(model, params:list, pruner, names:list, level:float, count=None) -> tuple:
     "`([[tensor, axis, channels removed], ...], weightless MACs removed)` when the group of `names` is pruned by `level` percent (pruned, read, restored); `count(rows)` gives the weightless MACs removed (None: not counted)."
@@ -257,7 +252,7 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
         macs = {r.layer: int(r.macs) for r in df.itertuples() if r.layer in weights and r.macs}
         table, pmacs = {}, {}
         other = total - sum(macs.values())
-        count = _weightless_counter(model, sample, params, weights, other) if other > 0 and groups else None   # attention's products shrink too
+        count = _weightless_counter(model, sample, params) if other > 0 and groups else None   # attention's products shrink too
         if groups:
             from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
             pruner = Pruner(model, 0, example_inputs=sample)

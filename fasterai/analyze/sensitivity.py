@@ -285,7 +285,6 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     stop = check_early_stop(early_stop)
     _check_reference(cls, self.criteria)
     sel = select_layers(self.model, layers, cls.weight_units, self.embeddings and cls.weight_units)
-    coverage = weight_inventory(self.model, sel, cls.weight_units)
     setup = AnalysisSetup(self.model, sel, None, self.criteria, calibration_data=self.calibration_data)
     comp = cfg.bind(setup)
     comp.validate()
@@ -311,9 +310,9 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
         done = [[l for l, v in zip(lv, _series(r, primary, len(lv), False)['metrics']) if not math.isnan(v)] for r in m.results]
         cm = _record_costs(comp, self.model, inputs, m.units, done, errors) if record else None
         t_cost = time.perf_counter() - t1 if record else 0.
-    if cm is not None and cm.pruning:                      # weights the measured groups cut that are no layer of theirs (in_proj_weight)
-        cut = {cm.names[t] for table in cm.pruning.values() for _, rows in table for t, *_ in rows}
-        coverage = weight_inventory(self.model, sel, cls.weight_units, {id(p) for n, p in self.model.named_parameters() if n in cut})
+    cut = {cm.names[t] for table in cm.pruning.values() for _, rows in table for t, *_ in rows} if cm is not None else set()
+    coverage = weight_inventory(self.model, sel, cls.weight_units,      # and the weights the measured groups cut that are no layer of theirs (in_proj_weight)
+                                {id(p) for n, p in self.model.named_parameters() if n in cut})
     tried = [r for u, r in zip(m.units, m.results) if u.prunable is not False]
     if tried and all(r.failed is not None for r in tried):
         first = tried[0]

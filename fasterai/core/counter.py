@@ -168,8 +168,7 @@ def _count_macs(model:nn.Module, example_inputs) -> tuple:
         if own or not isinstance(w, torch.Tensor): return own - sum(by_weight.macs.get(id(x.weight), 0) for _, x in _rows_of(units, mods.get(name)))
         if id(w) in claimed: return 0               # a tied weight (an embedding sharing the lm_head's): its MACs are that layer's
         return by_weight.macs.get(id(w), 0)         # a layer whose weight its parent multiplies (nn.MultiheadAttention's out_proj)
-    every = lambda name: own_of(name)                 # everything the module runs, its sub-modules included
-    return counter.get_total_flops() // 2, macs_of, every
+    return counter.get_total_flops() // 2, macs_of, own_of    # own_of: everything a module runs, its sub-modules included
 
 def _rows_of(units:dict, m) -> list:
     "The weight-parameter units that module `m` holds (their MACs are reported apart from the module's)."

@@ -90,8 +90,13 @@ class PlanProblem:
         "Params, MACs and bytes kept under `choice`."
         sizes, spars, bits = self.state(choice)
         c = self.cm.tensor_costs(np.arange(len(sizes)), sizes, spars, bits).sum(0)
-        if self.cm.count_other: c[1] += self.cm.other_macs - self.gO[np.arange(len(self.G)), choice[self.G]].sum()
+        c[1] += self.other_macs(np.asarray(choice)[None])[0]
         return c
+
+    def other_macs(self, choices) -> np.ndarray:
+        "MACs of the weightless operations (attention's products) kept under each row of `choices` (plans × units); 0 when counted apart."
+        removed = self.gO[np.arange(len(self.G)), choices[:, self.G]].sum(-1)
+        return (self.cm.other_macs - removed) * self.cm.count_other
 
     def total_damage(self, choice) -> float: return float(self.damage[np.arange(len(choice)), choice].sum())
 
@@ -302,7 +307,7 @@ def totals_many(self:PlanProblem, choices:np.ndarray) -> np.ndarray:
         sizes[:, self.gI[r, :k]] -= self.gR[r, choices[:, g], :k]
     for r, l in enumerate(self.L): spars[:, self.lt[r]], bits[:, self.lt[r]] = self.ls[r, choices[:, l]], self.lb[r, choices[:, l]]
     c = self.cm.tensor_costs(np.arange(len(a.bits)), sizes, spars, bits).sum(1)
-    if self.cm.count_other: c[:, 1] += self.cm.other_macs - sum(self.gO[r, choices[:, g]] for r, g in enumerate(self.G))
+    c[:, 1] += self.other_macs(choices)
     return c
 
 @patch

@@ -357,22 +357,20 @@ def prune_model(self:Pruner, progress:float=1.) -> nn.Module:
     elif self.context == 'global': plan = self._plan_global(self.pruning_ratio, progress)
     else: plan = self._plan_local({g: self.pruning_ratio for g in self._targeted()}, progress)
     for g, idxs in plan:
-        if g in self._checked:
-            self._apply(g, idxs)
-            if g.touches_output: self._out_shapes = None     # the output is narrower now: read again before the next check
-            continue
-        if self._out_shapes is None: self._out_shapes = self._output_shapes()
-        undo = []
-        self._apply(g, idxs, undo=undo)
-        why = self._broken(g)
-        if why is None:
+        if g in self._checked: self._apply(g, idxs)
+        else:
+            if self._out_shapes is None: self._out_shapes = self._output_shapes()
+            undo = []
+            self._apply(g, idxs, undo=undo)
+            why = self._broken(g)
+            if why is not None:
+                for u, refs in reversed(undo):
+                    u.restore(); self.references.clear(); self.references.update(refs)
+                g.blocked = f"pruning it breaks the model's forward (its channels are mapped wrongly through some op): {why}"
+                warnings.warn(f"Pruner: group {g.id!r} is left unpruned: {g.blocked}", UserWarning)
+                continue
             self._checked.add(g)
-            if g.touches_output: self._out_shapes = None
-            continue
-        for u, refs in reversed(undo):
-            u.restore(); self.references.clear(); self.references.update(refs)
-        g.blocked = f"pruning it breaks the model's forward (its channels are mapped wrongly through some op): {why}"
-        warnings.warn(f"Pruner: group {g.id!r} is left unpruned: {g.blocked}", UserWarning)
+        if g.touches_output: self._out_shapes = None     # the output is narrower now: read again before the next check
     if plan and self.criteria.needs_update: self.set_references()
     return self.model
 
