@@ -4,6 +4,7 @@
 
 # %% ../../nbs/analyze/cli.ipynb #2ec10ca6
 from __future__ import annotations
+from ..core.units import check_flag, check_flags
 import contextlib, difflib, io, json, os, pickle, sys, time, warnings, zipfile
 from pathlib import Path
 import numpy as np
@@ -179,6 +180,7 @@ def _trusted_pickle(path:Path, trust_pickle:bool, arg:str) -> nn.Module:
 
 def load_weights(path, trust_pickle:bool=False) -> dict:
     "The state dict in `--weights`: a state dict file, a TorchScript archive, or (with `trust_pickle`) a pickled model."
+    check_flag('trust_pickle', trust_pickle)
     path = Path(path)
     if not path.is_file(): raise ValueError(f"--weights={str(path)!r}: no such file")
     kind, sd = file_kind(path)
@@ -191,6 +193,7 @@ def load_weights(path, trust_pickle:bool=False) -> dict:
 
 def load_model_file(path, trust_pickle:bool=False) -> nn.Module:
     "The model saved in `path`; a whole pickled model only with `trust_pickle` (it runs code from the file)."
+    check_flag('trust_pickle', trust_pickle)
     path = Path(path)
     kind, _ = file_kind(path)
     if kind == 'state_dict':
@@ -409,6 +412,7 @@ def sensitivity_report(
     quiet:bool=False):               # print nothing (the report is still written); the progress bar shows only in a terminal
     "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
     t0 = time.perf_counter()
+    check_flags(trust_pickle=trust_pickle, extrapolate=extrapolate, quiet=quiet)
     kind, what, comp, lv, target, shape, dev, types, budget = _check_args(model, compression, levels, target, input_shape, weights,
                                                                           out, option, device, layer_types, budget)
     if kind == 'digits' and weights is None: _say(quiet, "Training the digits CNN (real data, a few seconds)...")

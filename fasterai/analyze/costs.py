@@ -4,6 +4,7 @@
 
 # %% ../../nbs/analyze/costs.ipynb #b832fe92
 from __future__ import annotations
+from ..core.units import check_flag
 import contextlib, copy
 from dataclasses import dataclass, field, MISSING
 import numpy as np
@@ -11,7 +12,7 @@ import torch
 import torch.nn as nn
 from fastcore.basics import patch
 from ..core.counter import count_flops_params, weightless_macs
-from ..core.model import ModelGuard
+from ..core.model import ModelGuard, check_model
 from ..core.select import candidate_modules, candidate_units
 from ..quantize.quantizer import Quantizer
 
@@ -46,8 +47,11 @@ class CostModel:
     count_other:bool=True   # count `other_macs` (False with scope='units')
     sparse_index:str|None=None   # bytes of a sparsified tensor: its values only (None), or plus a 'bitmask' of one bit per position
     pruning_macs:dict=field(default_factory=dict)   # pruning group id -> [[level, MACs of weightless operations it removes], ...] (attention's products; groups that remove some)
+    sparse_macs:bool=False      # MACs of a sparsified weight: what dense kernels run, zeros included (False), or its non-zero weights' only (True: a runtime that skips zeros)
 
     def __post_init__(self):
+        check_flag('count_other', self.count_other)
+        check_flag('sparse_macs', self.sparse_macs)
         if self.sparse_index not in SPARSE_INDEX:
             raise ValueError(f"sparse_index={self.sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
         self._arrays = None
@@ -69,14 +73,17 @@ class CostModel:
     def with_options(self,
                      scope:str='model',          # count the whole 'model', or only the weights and MACs of `layers`
                      layers=(),                  # with scope='units': the planned layers
-                     sparse_index=None           # see `sparse_index`
+                     sparse_index=None,          # see `sparse_index`
+                     sparse_macs:bool=False      # see `sparse_macs`
                     ) -> CostModel:
-        "The same numbers counted over another scope, or with another sparse storage."
+        "The same numbers counted over another scope, with another sparse storage, or with MACs that skip zeros."
+        check_flag('sparse_macs', sparse_macs)
         if scope not in ('model', 'units'): raise ValueError(f"scope={scope!r} is not allowed; allowed: ['model', 'units']")
         unknown = [l for l in layers if l not in self.layers]
         if unknown: raise ValueError(f"layers {unknown} have no recorded weight; recorded: {list(self.layers)}")
         scoped = list(range(len(self.names))) if scope == 'model' else sorted({self.layers[l] for l in layers})
-        return CostModel(**{**self.to_dict(), 'scope': scoped, 'count_other': scope == 'model', 'sparse_index': sparse_index})
+        return CostModel(**{**self.to_dict(), 'scope': scoped, 'count_other': scope == 'model', 'sparse_index': sparse_index,
+                            'sparse_macs': sparse_macs})
 
 # %% ../../nbs/analyze/costs.ipynb #d0967c51
 @dataclass
@@ -155,7 +162,8 @@ def tensor_costs(self:CostModel, idx, sizes, spars, bits) -> np.ndarray:
     kept = (n - np.minimum(n, np.floor(spars * n / 100 + .5))) * group
     nz = a.density[idx] * numel
     nz = np.where(spars > 0, np.minimum(nz, kept), nz) * a.counted[idx]
-    macs = a.macs[idx] * nz / np.maximum(a.numel[idx], 1)
+    runs = nz if self.sparse_macs else numel * a.counted[idx]     # dense kernels multiply the zeros too: only a smaller shape saves
+    macs = a.macs[idx] * runs / np.maximum(a.numel[idx], 1)
     nbytes = nz * bits / 8
     if self.sparse_index == 'bitmask': nbytes = nbytes + np.where(spars > 0, numel / 8, 0.) * a.counted[idx]
     return np.stack(np.broadcast_arrays(nz, macs, nbytes), -1)
@@ -236,6 +244,8 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
                      guard:bool=True      # guard the model with `ModelGuard` (False: the caller already does, e.g. an analysis)
                     ) -> CostModel:
     "Gather, in one pass, what `CostModel.figures` needs for any selection over `layers` and `groups`."
+    check_flag('guard', guard)
+    check_model(model)
     if scope not in ('model', 'units'): raise ValueError(f"scope={scope!r} is not allowed; allowed: ['model', 'units']")
     params = list(model.named_parameters())                       # tied parameters once
     index = {id(p): i for i, (_, p) in enumerate(params)}
@@ -271,9 +281,13 @@ def measure(model:nn.Module,               # a (compressed) model
             quantizer:Quantizer|None=None, # the Quantizer that quantized it, if any
             layers:list|None=None,         # count only these layers' weights and MACs (scope='units'); None: the whole model
             sparse_index:str|None=None,    # see `CostModel.sparse_index`: 'bitmask' adds one bit per position of each layer in `sparse`
-            sparse:list=()                 # the sparsified layers (their weights stored sparse)
+            sparse:list=(),                # the sparsified layers (their weights stored sparse)
+            sparse_macs:bool=False         # MACs of the non-zero weights only (a runtime that skips zeros); False: what dense kernels run
            ) -> dict:
-    "Params (non-zero), MACs (of the non-zero weights) and bytes of `model`, as the counter and `Quantizer.report()` count them."
+    "Params (non-zero), MACs (dense, or of the non-zero weights with `sparse_macs`) and bytes of `model`, as the counter and `Quantizer.report()` count them."
+    check_flag('sparse_macs', sparse_macs)
+    macs_col = 'nonzero_macs' if sparse_macs else 'macs'
+
     bits = dict(quantizer.bits) if quantizer is not None else {}
     if bits: quantizer.restore()
     try: _, _, df = count_flops_params(model, sample)
@@ -284,13 +298,13 @@ def measure(model:nn.Module,               # a (compressed) model
     units, alias = candidate_units(model, embeddings=True, aliases=True)
     index = sum(units[alias.get(l, l)].weight.numel() / 8 for l in sparse) if sparse_index == 'bitmask' else 0.
     if layers is None:
-        return {'params': float(df.nonzero_params.sum()), 'macs': float(df.nonzero_macs.sum()), 'bytes': float(rep.bytes.iloc[-1]) + index}
+        return {'params': float(df.nonzero_params.sum()), 'macs': float(df[macs_col].sum()), 'bytes': float(rep.bytes.iloc[-1]) + index}
     r, d = rep.set_index('unit'), df.set_index('layer')
     r.index = [alias.get(u, u) for u in r.index]              # a tied weight under its first name with embeddings (GPT-2's wte, not lm_head)
     if quantizer is not None and not {alias.get(l, l) for l in layers} <= set(r.index):   # a Quantizer over some units: the others as stored
         full = Quantizer(model, embeddings=True).report().set_index('unit')
         full.update(r.drop(index=['other', 'total'])); r = full
-    macs = d['nonzero_macs'].reindex(list(dict.fromkeys(layers))).fillna(0.)   # a weight parameter (attention's in_proj_weight) has no MACs of its own
+    macs = d[macs_col].reindex(list(dict.fromkeys(layers))).fillna(0.)   # a weight parameter (attention's in_proj_weight) has no MACs of its own
     held = list(dict.fromkeys(alias.get(l, l) for l in layers))  # a tied weight is one unit, under its first name (GPT-2's lm_head: wte)
     return {'params': float(r.loc[held, 'nonzero'].sum()), 'macs': float(macs.sum()),
             'bytes': float(r.loc[held, 'bytes'].sum()) + index}

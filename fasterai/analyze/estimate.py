@@ -4,6 +4,8 @@
 
 # %% ../../nbs/analyze/estimate.ipynb #7891abdc
 from __future__ import annotations
+from ..core.units import check_flag, fraction_warnings
+from ..core.model import check_model
 import math, numbers, time, warnings
 from dataclasses import dataclass
 import torch
@@ -98,6 +100,7 @@ def grad_stats(model:nn.Module,      # the model, in the mode it should be evalu
                pb=None               # a fastprogress bar to update after each batch
               ) -> GradStats:
     "Mean loss and mean gradient of parameters `names` over `batches` (and, with `fisher`, the mean squared per-sample gradient)."
+    check_flag('fisher', fisher)
     allp = dict(model.named_parameters())
     params = {n: allp[n] for n in names}
     G = {n: torch.zeros_like(p, dtype=torch.float32) for n, p in params.items()}
@@ -201,7 +204,7 @@ def fisher_score(changes:list,   # `Change`s of one layer (or pruning group)
 estimate_methods = ('taylor', 'fisher')
 
 def _check_args(model, loss_fn, method, criteria, metric_name):
-    if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
+    check_model(model)
     if not callable(loss_fn): raise TypeError(f"loss_fn must be callable as loss_fn(preds, targets) -> scalar tensor, got {loss_fn!r}")
     if method not in estimate_methods: raise ValueError(f"method={method!r} is not known; allowed: {list(estimate_methods)}")
     if not isinstance(criteria, Criteria): raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
@@ -256,48 +259,50 @@ def estimate_sensitivity(model:nn.Module,                 # the model (given bac
                          **options                        # the kind's options: granularity (sparsity), quant_per_channel (quantization)
                         ) -> SensitivityResult:
     "Estimate each layer's sensitivity (the increase of the loss) from one pass of gradients over `data`; marked `method='taylor'|'fisher'`."
-    t0 = time.perf_counter()
-    _check_args(model, loss_fn, method, criteria, metric_name)
-    cfg = as_compression(compression, options, ('method', 'criteria', 'layers', 'n_batches', 'metric_name', 'verbose'))
-    cls = type(cfg)
-    blind = [f"{o.name}={cfg.options[o.name]!r}" for o in cls.options if not o.estimable and cfg.options[o.name] != o.default]
-    if blind: raise ValueError(f"{', '.join(blind)}: the estimate reads only the change of the weights and cannot see its effect; "
-                               "measure it with SensitivityAnalyzer")
-    level = cls.check_level(level, 'level')
-    sel = select_layers(model, layers, cls.weight_units)
-    batches = data_batches(data, n_batches)
-    setup = AnalysisSetup(model, sel, None, criteria)
-    comp = cfg.bind(setup)
-    comp.validate()
-    pnames = {id(p): n for n, p in model.named_parameters()}
-    if cls.structured: names = [n for n, p in model.named_parameters() if p.is_floating_point()]   # coupled norms and biases too
-    else: names = [pnames[id(m.weight)] for m in sel.values()]
-    params = dict(model.named_parameters())
-    saved = [(p, p.grad, p.requires_grad) for p in model.parameters()]
-    with ModelGuard(model) as guard:
-        try:
-            first = next(batches, None)
-            if first is None: raise ValueError("data yielded no batch: nothing to estimate from")
-            setup.sample = to_device(first[0], model_device(model))
-            macs, _ = check_sample(model, sel, setup.sample)
-            for n in names: params[n].requires_grad_(True)
-            total = _n_total(data, n_batches) if verbose else None
-            pb = progress_bar(range(total)) if total else None
-            if pb is not None: pb.update(0)
-            t1 = time.perf_counter()
-            stats = grad_stats(model, _chain(first, batches), loss_fn, names, fisher=method == 'fisher', pb=pb)
-            t_pass = time.perf_counter() - t1
-            guard.restore_buffers()
+    with fraction_warnings():                 # a fraction-looking level warns once, not again at each layer
+        t0 = time.perf_counter()
+        check_flag('verbose', verbose)
+        _check_args(model, loss_fn, method, criteria, metric_name)
+        cfg = as_compression(compression, options, ('method', 'criteria', 'layers', 'n_batches', 'metric_name', 'verbose'))
+        cls = type(cfg)
+        blind = [f"{o.name}={cfg.options[o.name]!r}" for o in cls.options if not o.estimable and cfg.options[o.name] != o.default]
+        if blind: raise ValueError(f"{', '.join(blind)}: the estimate reads only the change of the weights and cannot see its effect; "
+                                   "measure it with SensitivityAnalyzer")
+        level = cls.check_level(level, 'level')
+        sel = select_layers(model, layers, cls.weight_units)
+        batches = data_batches(data, n_batches)
+        setup = AnalysisSetup(model, sel, None, criteria)
+        comp = cfg.bind(setup)
+        comp.validate()
+        pnames = {id(p): n for n, p in model.named_parameters()}
+        if cls.structured: names = [n for n, p in model.named_parameters() if p.is_floating_point()]   # coupled norms and biases too
+        else: names = [pnames[id(m.weight)] for m in sel.values()]
+        params = dict(model.named_parameters())
+        saved = [(p, p.grad, p.requires_grad) for p in model.parameters()]
+        with ModelGuard(model) as guard:
             try:
-                comp.prepare()
-                rows = _score_units(model, comp, level, method, stats, sel, pnames, macs)
-            finally: comp.close()
-        finally:
-            for p, g, rg in saved: p.requires_grad_(rg); p.grad = g
-    res = SensitivityResult(cls.name, level, stats.loss, rows, metric_name, False, {**comp.settings(), 'samples': stats.n})
-    res.method = method
-    res.timing = Timing(stats.passes, t_pass, time.perf_counter() - t0, 1 + len(sel))
-    return res
+                first = next(batches, None)
+                if first is None: raise ValueError("data yielded no batch: nothing to estimate from")
+                setup.sample = to_device(first[0], model_device(model))
+                macs, _ = check_sample(model, sel, setup.sample)
+                for n in names: params[n].requires_grad_(True)
+                total = _n_total(data, n_batches) if verbose else None
+                pb = progress_bar(range(total)) if total else None
+                if pb is not None: pb.update(0)
+                t1 = time.perf_counter()
+                stats = grad_stats(model, _chain(first, batches), loss_fn, names, fisher=method == 'fisher', pb=pb)
+                t_pass = time.perf_counter() - t1
+                guard.restore_buffers()
+                try:
+                    comp.prepare()
+                    rows = _score_units(model, comp, level, method, stats, sel, pnames, macs)
+                finally: comp.close()
+            finally:
+                for p, g, rg in saved: p.requires_grad_(rg); p.grad = g
+        res = SensitivityResult(cls.name, level, stats.loss, rows, metric_name, False, {**comp.settings(), 'samples': stats.n})
+        res.method = method
+        res.timing = Timing(stats.passes, t_pass, time.perf_counter() - t0, 1 + len(sel))
+        return res
 
 # %% ../../nbs/analyze/estimate.ipynb #36495a16
 def _shared_layers(estimated, measured) -> list:

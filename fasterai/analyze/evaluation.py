@@ -17,6 +17,7 @@ from fastcore.basics import patch
 from ..core.granularity import Granularities
 from ..core.inputs import run_model, to_device, tensors_of, map_tensors
 from ..core.model import model_device, eval_mode
+from ..core.units import check_flag
 from torch.utils._pytree import tree_map
 
 _all_ = ['model_device', 'eval_mode']
@@ -24,9 +25,9 @@ _all_ = ['model_device', 'eval_mode']
 # %% auto #0
 __all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'as_metrics', 'check_direction', 'metric_direction', 'resolve_directions',
            'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches', 'split_batch', 'cat_batches',
-           'n_items', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest', 'DataEvaluator',
-           'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict', 'trace_model',
-           'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
+           'n_items', 'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest',
+           'DataEvaluator', 'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict',
+           'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
 
 # %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
 def as_metric(value,
@@ -34,6 +35,7 @@ def as_metric(value,
               source:str='eval_fn'     # who returned it, for the error message
              ) -> float:
     "A metric value as a float: a number, a numpy scalar or a one-element tensor; a clear error otherwise."
+    check_flag('baseline', baseline)
     v = value
     if isinstance(v, torch.Tensor) and v.numel() == 1: v = v.item()
     elif isinstance(v, np.generic): v = v.item()
@@ -294,6 +296,13 @@ def n_items(targets) -> int|None:
     ts = [t for t in tensors_of(targets) if t.dim() > 0]
     return int(ts[0].shape[0]) if ts else None
 
+def check_targets(preds, targets, batch:int):
+    "A batch's predictions and targets are of the same samples: a `ValueError` naming `data`, the batch and both sizes otherwise."
+    n_preds, n_targets = n_items(preds), n_items(targets)
+    if n_preds is not None and n_targets is not None and n_preds != n_targets:
+        raise ValueError(f"data batch {batch}: the model gives predictions for {n_preds} samples, but the batch's targets hold "
+                         f"{n_targets}; each batch of data must be (inputs, targets) of the same samples")
+
 # %% ../../nbs/analyze/evaluation.ipynb #c0a1e5b6
 def tensor_desc(t:torch.Tensor) -> str:
     "Shape and dtype of `t` as text, e.g. '16x1x3x3 float32'."
@@ -367,7 +376,11 @@ class DataEvaluator(Evaluator):
         return None if self.digests is None else batches_digest(self.digests)
 
     def iterate(self, baseline:bool=False):
-        "Yield `(inputs, targets)` of every batch, on the model's device; the baseline records each batch's digest, a later pass over a loader checks it."
+        "`(inputs, targets)` of every batch, on the model's device; the baseline records each batch's digest, a later pass over a loader checks it."
+        baseline = check_flag('baseline', baseline)
+        return self._iterate(baseline)
+
+    def _iterate(self, baseline:bool):
         check = not baseline and self.digests is not None and not isinstance(self.batches, (list, tuple))
         if baseline: self.digests = None
         dev, k, seen = model_device(self.model), 0, []
@@ -394,15 +407,21 @@ class DataEvaluator(Evaluator):
     @torch.no_grad()
     def predict(self, baseline:bool=False) -> tuple:
         "`(preds, targets)` of the whole model over all batches, concatenated."
+        check_flag('baseline', baseline)
         preds, targs = [], []
         with eval_mode(self.model):
-            for xs, y in self.iterate(baseline):
-                preds.append(run_model(self.model, xs)); targs.append(y)
+            for b, (xs, y) in enumerate(self.iterate(baseline)):
+                preds.append(run_model(self.model, xs))
+                targs.append(y)
+                if baseline: check_targets(preds[-1], y, b)
         targs = cat_batches(targs)
         self.n_samples = n_items(targs)
         return cat_batches(preds), targs
 
-    def evaluate(self, baseline:bool=False): return self.metric(*self.predict(baseline))
+    def evaluate(self, baseline:bool=False):
+        "The metric over all batches: `metric(*predict(baseline))`."
+        check_flag('baseline', baseline)
+        return self.metric(*self.predict(baseline))
     def _baseline(self): return self.evaluate(baseline=True)
     def _compressed(self, touched): return self.evaluate()
 
@@ -707,6 +726,7 @@ def _build(self:SuffixEvaluator):
         try: out = self._execute(self._full_plan, {}, xs, targets, protected, keep, store, check=True)
         except _Unsplittable: raise
         except Exception as e: raise _Unsplittable(f"the traced graph fails on the data ({type(e).__name__}: {_short(e)})") from e
+        check_targets(out, y, b)
         if b == 0:
             ref = run_model(self.model, _clone(xs))
             d = _max_diff(out, ref)

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/analyze/interop.ipynb #8b474287
 from __future__ import annotations
+from ..core.units import check_flag
 import csv, math, numbers
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -95,8 +96,7 @@ def from_nni_csv(cls:SweepResult,
     "A sweep from an NNI sensitivity CSV: fraction levels read as percent, a ragged row = a layer cut short by early stop."
     if isinstance(baseline, bool) or not isinstance(baseline, numbers.Real) or not math.isfinite(baseline):
         raise ValueError(f"baseline={baseline!r} must be the finite metric of the untouched model (NNI's ori_metric)")
-    hib = check_direction(higher_is_better)
-    if not isinstance(hib, bool): raise TypeError(f"higher_is_better={higher_is_better!r} must be True or False")
+    hib = check_flag('higher_is_better', higher_is_better)
     kind = _percent_kind(compression)
     rows = _rows(path)
     (ln, head), body = rows[0], rows[1:]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
 from ..core.select import candidate_units
+from ..core.units import check_flag, fraction_warnings
 from .targets import check_bounds, scaled_targets, curve_targets
 from .compressions import get_compression, compressions, PERCENT
 from .confidence import within_noise, samples_to_separate
@@ -143,6 +144,7 @@ class LayerSensitivity(_Record):
     ci_high:float|None=None         # high end of the delta's interval
     others:dict|None=None           # the other metrics of the same evaluation: name -> {'compressed_metric', 'ci_low', 'ci_high'}
     removed:dict|None=None          # what compressing it removes from the model: {'params', 'macs', 'bytes'} (a pruning group's, on each member)
+    note:str|None=None              # a caveat on the measured value (e.g. a quantization grid finer than the model's dtype resolves)
     _core = ('name', 'layer_type', 'params', 'baseline_metric', 'compressed_metric', 'delta')
 
     @property
@@ -187,12 +189,15 @@ class SensitivityResult(_Layers):
     _core = ('compression_type', 'compression_level', 'baseline_metric', 'layers', 'metric_name',
              'higher_is_better', 'settings')
 
+    def __post_init__(self): check_flag('higher_is_better', self.higher_is_better)
+
     def top(self,
             n:int=5,                    # how many layers
             most_sensitive:bool=True,   # the most damaged first, or the most robust first
             metric:str|None=None        # rank by this metric (None: `metric_name`)
            ) -> list[LayerSensitivity]:
         "The `n` most sensitive (or most robust) measured layers."
+        check_flag('most_sensitive', most_sensitive)
         ms = [l for l in self._pick(metric).layers if l.measured]
         return sorted(ms, key=lambda l: l.delta, reverse=most_sensitive)[:n]
 
@@ -320,10 +325,22 @@ def _summary_text(self:SensitivityResult, top:int=5) -> str:
         lines += ['', head] + ([t[0].upper() + t[1:]] if t else [])
     um = [l for l in self.layers if not l.measured]
     if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {l.name}: {l.reason or 'no measurement'}" for l in um]
+    lines += _note_lines(self.layers)
     if self.timing is not None: lines += ['', f"Timing: {self.timing}"]
     return '\n'.join(lines)
 
 def _nan(x) -> float: return math.nan if x is None else x
+
+def _note_lines(layers:list) -> list:
+    "The caveats on measured values, each once, with the layers it concerns."
+    by = {}
+    for l in layers:
+        if l.note: by.setdefault(l.note, []).append(l.name)
+    out = []
+    for note, names in by.items():
+        who = 'every measured layer' if len(names) == len(layers) else f"{len(names)} layer(s): {names[:5]}{' ...' if len(names) > 5 else ''}"
+        out += ['', f"Note on {who}: {note}"]
+    return out
 
 @_method(SensitivityResult, 'summary')
 def _summary(self:SensitivityResult,
@@ -396,11 +413,11 @@ _LAYER_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'bas
                  'group_members': opt(list_of(dec_str)), 'prunable': opt(dec_bool), 'reason': opt(dec_str),
                  'channels_removed': opt(dec_int), 'ci_low': opt(dec_float), 'ci_high': opt(dec_float),
                  'others': opt(_dec_map(_dec_obj({'compressed_metric': dec_float, **_dec_ci}, ['compressed_metric']))),
-                 'removed': opt(_dec_map(dec_float))}
+                 'removed': opt(_dec_map(dec_float)), 'note': opt(dec_str)}
 _TIMING_FIELDS = {'n_evals': dec_int, 'eval_seconds': dec_float, 'total_seconds': dec_float, 'floor_evals': dec_int,
                   'interval_seconds': dec_float, 'cost_seconds': dec_float}
 _TEXT_COLS = {'name': True, 'layer_type': True, 'compression_type': True, 'metric_name': True, 'layer': True,
-              'reason': 'opt', 'group': 'opt', 'method': True}   # CSV columns holding text as written
+              'reason': 'opt', 'group': 'opt', 'method': True, 'note': 'opt'}   # CSV columns holding text as written
 
 def _dec_kind(v, what):
     "The name of a registered compression kind (a file of a kind this session does not know cannot be read: its units are unknown)."
@@ -528,12 +545,13 @@ def _to_layer_targets(self:SensitivityResult,
                       metric:str|None=None     # allocate by this metric's damage (None: `metric_name`)
                      ) -> dict[str, float]:
     "Per-layer percents, fragile layers less, whose parameter-weighted mean is `target_pct`; misleads far beyond the measured level."
-    self = _for_targets(self, metric, target_pct, min_pct, max_pct)
-    units = _units([l for l in self.layers if l.measured], self.kind)
-    if not units: raise ValueError("no measured layer in this result: nothing to allocate")
-    w = [sum(_layer_params(model, u)) for u in units]
-    t = scaled_targets([u[0].delta for u in units], w, target_pct, min_pct, max_pct, gamma)
-    return {l.name: float(ti) for u, ti in zip(units, t) for l in u}
+    with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
+        self = _for_targets(self, metric, target_pct, min_pct, max_pct)
+        units = _units([l for l in self.layers if l.measured], self.kind)
+        if not units: raise ValueError("no measured layer in this result: nothing to allocate")
+        w = [sum(_layer_params(model, u)) for u in units]
+        t = scaled_targets([u[0].delta for u in units], w, target_pct, min_pct, max_pct, gamma)
+        return {l.name: float(ti) for u, ti in zip(units, t) for l in u}
 
 SensitivityResult.to_schedule = SensitivityResult.to_layer_targets    # fasterai 0.3's name: an alias, the same method
 
@@ -556,6 +574,7 @@ class LayerCurve(_Record):
     ci_high:list|None=None            # high end of each level's delta interval
     others:dict|None=None             # the other metrics: name -> {'metrics': [...], 'ci_low': [...], 'ci_high': [...]}
     removed:dict|None=None            # what compressing it removes from the model at each level: {'params': [...], 'macs': [...], 'bytes': [...]} (NaN: not recorded)
+    note:str|None=None                # a caveat on the measured values (e.g. a quantization grid finer than the model's dtype resolves)
     _core = ('name', 'layer_type', 'params', 'metrics')
 
     @property
@@ -588,6 +607,8 @@ class SweepResult(_Layers):
     costs:dict|None=None                        # the cost model the analysis recorded (`fasterai.analyze.costs.CostModel`, as a dict): a plan needs no model pass
     coverage:dict|None=None                     # the model's weight parameters and those outside the analysis (`fasterai.core.select.weight_inventory`)
     _core = ('compression_type', 'levels', 'baseline_metric', 'layers', 'metric_name', 'higher_is_better', 'settings')
+
+    def __post_init__(self): check_flag('higher_is_better', self.higher_is_better)
 
     @property
     def weight_coverage(self) -> float|None:
@@ -642,7 +663,7 @@ def _at(self:SweepResult, level) -> SensitivityResult:
                            c.group, None if c.group_members is None else list(c.group_members), c.prunable,
                            _reason_at(self, c, i), None if c.channels_removed is None else c.channels_removed[i],
                            None if c.ci_low is None else c.ci_low[i], None if c.ci_high is None else c.ci_high[i], _at_others(c, i),
-                           None if c.removed is None else {k: v[i] for k, v in c.removed.items()})
+                           None if c.removed is None else {k: v[i] for k, v in c.removed.items()}, c.note)
           for j, c in enumerate(self.layers)]
     return SensitivityResult(self.compression_type, self.levels[i], self.baseline_metric, ls, self.metric_name,
                              self.higher_is_better, dict(self.settings), other_metrics=copy.deepcopy(self.other_metrics),
@@ -677,6 +698,7 @@ def _to_wide(self:SweepResult,
              metric:str|None=None       # this metric (None: `metric_name`)
             ) -> pd.DataFrame:
     "One row per layer, one column per level (the metric, or the damage when `delta`)."
+    check_flag('delta', delta)
     self = self._pick(metric)
     v = self.deltas if delta else np.array([c.metrics for c in self.layers], dtype=float)
     return pd.DataFrame(v.reshape(len(self.layers), len(self.levels)), index=pd.Index(self.names, name='layer'),
@@ -707,6 +729,7 @@ def _plot_curves(self:SweepResult,
                  top:int|None=None,       # only the `top` most damaged (of `layers`)
                  metric:str|None=None):   # plot this metric (None: `metric_name`)
     "Metric (or damage) against level, one line per layer, baseline dashed."
+    check_flag('delta', delta)
     import matplotlib.pyplot as plt
     self = self._pick(metric)
     rows = _curve_rows(self, layers, top)
@@ -766,7 +789,7 @@ _CURVE_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'met
                  'group_members': opt(list_of(dec_str)), 'prunable': opt(dec_bool), 'reason': opt(dec_str),
                  'channels_removed': opt(list_of(opt(dec_int))), 'ci_low': opt(list_of(dec_float)), 'ci_high': opt(list_of(dec_float)),
                  'others': opt(_dec_map(_dec_obj({'metrics': list_of(dec_float), **_dec_list_ci}, ['metrics']))),
-                 'removed': opt(_dec_map(list_of(dec_float)))}
+                 'removed': opt(_dec_map(list_of(dec_float))), 'note': opt(dec_str)}
 
 def _dec_early_stop(v, what):
     if v is None: return None
@@ -847,24 +870,25 @@ def _sweep_to_layer_targets(self:SweepResult,
                             extrapolate:bool=False # allow levels beyond each layer's highest measured one (its curve goes on at its last slope)
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
-    if not isinstance(extrapolate, bool): raise TypeError(f"extrapolate={extrapolate!r} must be True or False")
-    self = _for_targets(self, metric, target_pct, min_pct, max_pct)
-    if budget not in ('params', 'flops'): raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
-    d = self.deltas
-    idx = {c.name: j for j, c in enumerate(self.layers)}
-    units = _units([c for j, c in enumerate(self.layers) if not np.all(np.isnan(d[j]))], self.kind)
-    if not units: raise ValueError("no measured layer in this sweep: nothing to allocate")
-    if budget == 'flops':
-        nomacs = [c.name for u in units for c in u if c.macs is None]
-        if nomacs: raise ValueError(f"budget='flops' needs the MACs recorded by the sweep; missing for {nomacs}")
-        w = [sum(c.macs for c in u) for u in units]
-    else: w = [sum(_layer_params(model, u)) for u in units]
-    curves = []
-    for u in units:
-        dj = d[idx[u[0].name]]; ok = ~np.isnan(dj)
-        curves.append((np.array(self.levels, dtype=float)[ok], dj[ok]))
-    t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate)
-    return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
+    with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
+        check_flag('extrapolate', extrapolate)
+        self = _for_targets(self, metric, target_pct, min_pct, max_pct)
+        if budget not in ('params', 'flops'): raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
+        d = self.deltas
+        idx = {c.name: j for j, c in enumerate(self.layers)}
+        units = _units([c for j, c in enumerate(self.layers) if not np.all(np.isnan(d[j]))], self.kind)
+        if not units: raise ValueError("no measured layer in this sweep: nothing to allocate")
+        if budget == 'flops':
+            nomacs = [c.name for u in units for c in u if c.macs is None]
+            if nomacs: raise ValueError(f"budget='flops' needs the MACs recorded by the sweep; missing for {nomacs}")
+            w = [sum(c.macs for c in u) for u in units]
+        else: w = [sum(_layer_params(model, u)) for u in units]
+        curves = []
+        for u in units:
+            dj = d[idx[u[0].name]]; ok = ~np.isnan(dj)
+            curves.append((np.array(self.levels, dtype=float)[ok], dj[ok]))
+        t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate)
+        return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
 def _sweep_summary_text(self:SweepResult) -> str:
@@ -895,6 +919,7 @@ def _sweep_summary_text(self:SweepResult) -> str:
     if stopped: lines += ['', f"Cut short by early stop ({len(stopped)}): " + ', '.join(stopped)]
     um = [c for j, c in enumerate(self.layers) if np.isnan(d[j]).all()]
     if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {c.name}: {c.reason or 'no measurement'}" for c in um]
+    lines += _note_lines(self.layers)
     if self.timing is not None: lines += ['', f"Timing: {self.timing}"]
     return '\n'.join(lines)
 

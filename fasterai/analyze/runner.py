@@ -20,7 +20,7 @@ from .serialize import (jsonable, read_json, decode, dec_float, dec_int, dec_lev
 __all__ = ['early_stop_modes', 'check_early_stop', 'UnitResult', 'Progress', 'primary', 'measure_unit', 'dist_context', 'Ranks',
            'dist_ranks', 'check_device', 'shard', 'gather', 'together', 'StopSignal', 'model_fingerprint',
            'data_digest', 'analysis_fingerprint', 'with_data_digest', 'fingerprint_diff', 'rank_path', 'Checkpoint',
-           'Measurements', 'run_units']
+           'Measurements', 'unshared_checkpoint', 'run_units']
 
 # %% ../../nbs/analyze/runner.ipynb #978c0d65
 early_stop_modes = {
@@ -412,6 +412,21 @@ def _intervals(ev, confidence:dict|None) -> tuple:
         if without: info['without'] = without                       # metrics given as one number: no interval for them
     return DeltaIntervals(base, ev.directions if isinstance(base, dict) else ev.direction, boot), info
 
+_unshared_warned = set()      # processes told that their process group does not share the analysis
+
+def unshared_checkpoint(checkpoint, distributed):
+    "The checkpoint path of this process: its own rank's file when a process group of several ranks is up but `distributed` is False (the ranks would otherwise write one file); said once."
+    rank, world = dist_context()
+    if distributed is not False or world < 2: return checkpoint
+    own = None if checkpoint is None else rank_path(checkpoint, rank)
+    if os.getpid() not in _unshared_warned:
+        _unshared_warned.add(os.getpid())
+        where = f"; each rank keeps its own checkpoint ({str(own)!r} here)" if own is not None else ''
+        warnings.warn(f"torch.distributed is initialised with {world} ranks, but distributed=False: this rank analyses every "
+                      f"layer itself (if every rank runs this analysis, the work is done {world} times){where}. Pass "
+                      f"distributed=True to share the layers between the ranks", UserWarning, stacklevel=4)
+    return own
+
 def _start(comp, ev, reset, levels, checkpoint, fingerprint, ranks:Ranks, local:dict, confidence=None, metric=None):
     "Phase 1 on this rank: device and checkpoint path checked, baseline, fingerprint completed, units, what the checkpoints hold."
     check_device(getattr(ev, 'model', None), ranks)
@@ -471,6 +486,7 @@ def run_units(comp,                      # a `Compression` (prepared and closed 
     if errors not in ('record', 'raise'): raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     r = dist_ranks(distributed)
     if checkpoint is not None and fingerprint is None: raise ValueError("a checkpoint needs the analysis' fingerprint")
+    checkpoint = unshared_checkpoint(checkpoint, distributed)
     local = {}                                  # this rank's units and checkpoint; whether `prepare` was called (then close)
     try:
         starts = together(lambda: _start(comp, evaluator, reset, levels, checkpoint, fingerprint, r, local, confidence, metric), r)

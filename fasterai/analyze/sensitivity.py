@@ -11,7 +11,8 @@ import torch
 import torch.nn as nn
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities, unit_type
-from ..core.model import ModelGuard, model_devices, single_device
+from ..core.model import ModelGuard, model_devices, single_device, check_model
+from ..core.units import check_flag, check_flags, fraction_warnings
 from ..core.select import candidate_units, select_modules, weight_inventory
 from ..core.counter import layer_macs
 from .compressions import (AnalysisSetup, as_compression, option_names, run_model, input_shape,
@@ -24,7 +25,7 @@ from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEval
                                          cross_entropy_per_sample, metric_dict)
 from .confidence import PairedBootstrap
 from .costs import CostModel, KEYS, build_cost_model
-from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint
+from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint, dist_ranks
 from .interop import fraction_to_percent     # also gives SweepResult its NNI and Distiller readers and writers
 
 _all_ = ['ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing',
@@ -48,10 +49,12 @@ _devices = model_devices      # the guard itself is `fasterai.core.model.ModelGu
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
 def compressible_layers(model:nn.Module, embeddings:bool=False) -> dict:
     "Name -> unit of every weight fasterai can compress: the layers and the `WeightUnit`s (attention, RNNs, HF Conv1D), each tied weight once."
+    check_flag('embeddings', embeddings)
     return candidate_units(model, embeddings)
 
 def select_layers(model:nn.Module, layers=None, units:bool=True, embeddings:bool=False) -> dict:
     "The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, types, filter_fn)."
+    check_flags(units=units, embeddings=embeddings)
     if not units and isinstance(layers, (list, tuple)) and layers and all(isinstance(x, str) for x in layers):
         mods = dict(model.named_modules())                # a list of names shared by kinds (the CLI): a layer kind reads the layers
         params = [n for n in layers if n not in mods and n in candidate_units(model, True)]
@@ -92,11 +95,6 @@ def _check_measure(eval_fn, data, metric):
     elif data is None or metric is None:
         raise ValueError(f"data and metric go together: {'metric' if metric is None else 'data'} is missing")
 
-def _check_flag(name:str, value) -> bool:
-    "A strict boolean: True or False, never a string or a number read as one."
-    if not isinstance(value, bool): raise TypeError(f"{name}={value!r} must be True or False")
-    return value
-
 def _check_confidence(confidence, resamples, seed) -> dict|None:
     "The bootstrap's settings, checked (None: no intervals)."
     if confidence is None: return None
@@ -124,7 +122,8 @@ class SensitivityAnalyzer:
                  bootstrap_seed:int=0,             # seed of the bootstrap resamples
                  costs:bool=True,                  # record what each unit removes at each level (params, MACs, bytes) and the cost model a plan reads
                  embeddings:bool=False):           # sparsity, quantization: analyse the embedding tables too (naming one in layers= does it anyway)
-        if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
+        check_flags(suffix=suffix, costs=costs, embeddings=embeddings)
+        check_model(model)
         _check_measure(eval_fn, data, metric)
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
@@ -141,10 +140,10 @@ class SensitivityAnalyzer:
         if device is not None and torch.device(device).type == 'meta':
             raise ValueError("device='meta' holds no data: the model could not come back from it")
         self.model, self.sample, self.eval_fn, self.criteria = model, sample, eval_fn, criteria
-        self.data, self.metric, self.suffix = data, metric, _check_flag('suffix', suffix)
+        self.data, self.metric, self.suffix = data, metric, suffix
         self.higher_is_better, self.metric_name, self.confidence, self._boot = hib, metric_name, boot, None
-        self.device, self.calibration_data, self.costs = device, calibration_data, _check_flag('costs', costs)
-        self.embeddings = _check_flag('embeddings', embeddings)
+        self.device, self.calibration_data, self.costs = device, calibration_data, costs
+        self.embeddings = embeddings
         if eval_fn is not None: self.evaluator = FunctionEvaluator(eval_fn, model, hib)
         elif suffix: self.evaluator = SuffixEvaluator(model, data, metric, hib, max_cache_mb)
         else: self.evaluator = DataEvaluator(model, data, metric, hib)
@@ -172,13 +171,16 @@ class SensitivityAnalyzer:
                 **options                        # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
                ) -> SensitivityResult:
         "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
+        check_flag('verbose', verbose)
+        dist_ranks(distributed)                     # checked before any work (a string, an uninitialised group)
         if early_stop is not None:
             raise ValueError(f"early_stop={early_stop!r} cuts a layer's sweep short at the first level that crosses the "
                              f"threshold, sparing the stronger levels; analyze measures each layer at one level, so there is "
                              f"nothing to spare: use sweep(compression, levels, early_stop={early_stop!r})")
-        sw = _run(self, compression, [level], layers, None, options, _check_flag('verbose', verbose), single=True,
-                  checkpoint=checkpoint, keywords=('layers', 'verbose', 'checkpoint', 'distributed', 'early_stop', 'errors'),
-                  distributed=distributed, errors=errors)
+        with fraction_warnings():                   # a fraction-looking level warns once, not again at each unit
+            sw = _run(self, compression, [level], layers, None, options, check_flag('verbose', verbose), single=True,
+                      checkpoint=checkpoint, keywords=('layers', 'verbose', 'checkpoint', 'distributed', 'early_stop', 'errors'),
+                      distributed=distributed, errors=errors)
         res = sw.at(sw.levels[0])
         res.timing = sw.timing
         return res
@@ -196,9 +198,12 @@ class SensitivityAnalyzer:
               **options                          # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
              ) -> SweepResult:
         "Measure every layer at every level against one baseline: a `SweepResult` (curves, heat map, `.at(level)`)."
-        return _run(self, compression, levels, layers, early_stop, options, _check_flag('verbose', verbose), single=False,
-                    checkpoint=checkpoint, keywords=('levels', 'layers', 'early_stop', 'verbose', 'checkpoint', 'distributed', 'errors'),
-                    distributed=distributed, errors=errors)
+        check_flag('verbose', verbose)
+        dist_ranks(distributed)                     # checked before any work (a string, an uninitialised group)
+        with fraction_warnings():                   # a fraction-looking level warns once, not again at each unit
+            return _run(self, compression, levels, layers, early_stop, options, check_flag('verbose', verbose), single=False,
+                        checkpoint=checkpoint, keywords=('levels', 'layers', 'early_stop', 'verbose', 'checkpoint', 'distributed',
+                                                         'errors'), distributed=distributed, errors=errors)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #436bdbfb
 def _sweep_levels(cls) -> list:
@@ -292,7 +297,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     if record and cls.selection is Compression.selection:
         raise NotImplementedError(f"compression={cls.name!r} reduces {list(cls.reduces)} but does not say by how much: define its "
                                   f"selection(unit, level) (see fasterai.analyze.compressions), or analyse with costs=False")
-    with ModelGuard(self.model, self.device) as guard:
+    with ModelGuard(self.model, self.device, inside='your eval_fn' if self.eval_fn is not None else 'your metric') as guard:
         dev = torch.device(self.device) if self.device is not None else _model_device(self.model)
         setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
         macs, inputs = check_sample(self.model, sel, setup.sample, comp.run_sample)
@@ -333,7 +338,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
                                      list(r.removed) if any(x is not None for x in r.removed) else None,
                                      main.get('ci_low'), main.get('ci_high'),
                                      None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()},
-                                     removed))
+                                     removed, comp.note(u, d) if d else None))
     order = {n: i for i, n in enumerate(sel)}
     curves.sort(key=lambda c: order[c.name])
     other_metrics = ({n: {'baseline_metric': base[n], 'higher_is_better': dirs[n]} for n in names if n != primary} or None) if names else None
@@ -362,6 +367,7 @@ def analyze_sensitivity(model:nn.Module,                # the model to analyse (
                         **kwargs                        # the analyzer's data, metric, suffix, max_cache_mb, device, calibration_data, confidence, resamples, bootstrap_seed; analyze's layers, checkpoint; the kind's options (granularity, quant_per_channel, quant_activations, ...)
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
+    check_flag('verbose', verbose)
     allowed = _init_kwargs + _analyze_kwargs + tuple(option_names())
     unknown = [k for k in kwargs if k not in allowed]
     if unknown: raise TypeError(f"analyze_sensitivity got unexpected arguments {unknown}; allowed: {list(allowed)}")

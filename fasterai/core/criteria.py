@@ -4,6 +4,7 @@
 
 # %% ../../nbs/core/criteria.ipynb #5eaf3cf3
 from __future__ import annotations
+from .units import check_flags
 import torch
 import torch.nn as nn
 from .granularity import Granularities
@@ -34,6 +35,7 @@ class Criteria:
                  needs_init:bool=False,     # f needs the reference weights
                  needs_update:bool=False,   # the reference is refreshed at every mask update
                  needs_grad:bool=False):    # f needs the weight's gradient
+        check_flags(needs_init=needs_init, needs_update=needs_update, needs_grad=needs_grad)
         if reducer not in _reducers: raise ValueError(f"reducer={reducer!r} is not allowed; allowed: {list(_reducers)}")
         if normalizer not in _normalizers:
             raise ValueError(f"normalizer={normalizer!r} is not allowed; allowed: {list(_normalizers)}")

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/core/graph.ipynb #0c91df92
 from __future__ import annotations
+from .units import check_flag, check_flags
 from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
@@ -444,6 +445,7 @@ class Entry:
     idxs:list                      # the indices removed in this target
     root_idxs:list                 # for each index, the root channel it comes from (None: unknown)
     sink:bool=False                # does this entry change the model's output?
+    def __post_init__(self): check_flag('sink', self.sink)
 
 @dataclass
 class Coupling:
@@ -629,6 +631,7 @@ class PruningGraph:
               widths=()             # (module, attribute) pairs: plain ints holding the group's width, set to the new one
              ) -> tuple:
         "Remove channels `idxs` of `root` and everything coupled; returns `(entries, undo or None)`."
+        check_flags(record=record, undo=undo)
         b = self.attention.get(root)
         if b is not None and b.o is not None:            # heads cut inside the module: nothing outside it changes
             es = self._head_entries(b, idxs)

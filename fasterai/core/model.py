@@ -11,7 +11,8 @@ import torch.nn as nn
 
 # %% auto #0
 __all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cleaned', 'silenced', 'model_devices',
-           'model_device', 'single_device', 'tensor_checksum', 'same_bits', 'model_checksums', 'ModelGuard']
+           'model_device', 'single_device', 'check_model', 'tensor_checksum', 'same_bits', 'model_checksums',
+           'ModelGuard']
 
 # %% ../../nbs/core/model.ipynb #dcb0a2c1
 @contextlib.contextmanager
@@ -72,6 +73,19 @@ def single_device(model:nn.Module) -> torch.device|None:
     devs = model_devices(model)
     return devs.pop() if len(devs) == 1 else None
 
+# %% ../../nbs/core/model.ipynb #c325e61b
+def check_model(model,                # what was passed as the model
+                name:str='model',     # the argument's name, for the message
+               ) -> nn.Module:
+    "`model` if it is an `nn.Module` whose tensors hold values; a `TypeError` or `ValueError` naming `name` otherwise (e.g. on the `meta` device)."
+    if not isinstance(model, nn.Module): raise TypeError(f"{name} must be a torch nn.Module, got {type(model).__name__}")
+    meta = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
+    if meta:
+        raise ValueError(f"{name} is on the meta device ({len(meta)} tensors, e.g. {meta[:3]}): it has shapes but no values, so "
+                         f"there is nothing to measure or compress. Materialise it first, e.g. "
+                         f"{name}.to_empty(device='cpu') then {name}.load_state_dict(weights)")
+    return model
+
 # %% ../../nbs/core/model.ipynb #c2d115e8
 _INT_OF = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
@@ -129,10 +143,12 @@ class ModelGuard:
     def __init__(self,
                  model:nn.Module,      # the model to protect
                  device=None,          # run in between on this device (moved back on exit)
-                 verify=True):         # True: copy every tensor, restore what differs on exit; 'checksum': CRC only, raise; False: no check
-        if verify not in (True, False, 'checksum'):
-            raise ValueError(f"verify={verify!r} is not allowed; allowed: True (copy and restore), 'checksum' (check only), False")
+                 verify=True,          # True: copy every tensor, restore what differs on exit; 'checksum': CRC only, raise; False: no check
+                 inside:str|None=None):  # the user's code that runs inside the block (e.g. 'your eval_fn'), named when the model changed
+        if not (isinstance(verify, bool) or verify == 'checksum'):
+            raise TypeError(f"verify={verify!r} must be True (copy and restore), False (no check) or 'checksum' (check only)")
         self.model, self.device, self.verify = model, None if device is None else torch.device(device), verify
+        self.inside = inside
         if self.device is not None and self.device.type == 'meta':
             raise ValueError("device='meta' holds no data: the model could not come back from it")
 
@@ -233,6 +249,15 @@ class ModelGuard:
         else: self.restore_buffers()
         return sorted(set(fixed))
 
+    def _restored_message(self, fixed:list) -> str:
+        "What the warning says when parts of the model had to be restored: who changed them, when the guard knows."
+        what = f"{len(fixed)} part(s) of the model changed and were restored from fasterai's copy: {fixed[:5]}"
+        what += ' ...' if len(fixed) > 5 else ''
+        if self.inside is None: return f"{what}. The model is as before; please report this"
+        return (f"{what}. fasterai undoes its own changes exactly, so {self.inside} changed the model (training, "
+                f"BatchNorm statistics in train mode, an in-place edit?); the model is as before, but {self.inside} "
+                f"saw a changed model in later evaluations: leave the model as it was given")
+
     def differences(self) -> list:
         "Names of the parameters and buffers whose checksum, shape or presence differs from entry (`verify='checksum'`)."
         now = model_checksums(self.model)
@@ -247,10 +272,7 @@ class ModelGuard:
             self._stack.close()                           # device back home, added hooks removed, flags restored
             self._copies = {}
         fixed = sorted(set(fixed))
-        if fixed:
-            warnings.warn(f"fasterai restored {len(fixed)} part(s) of the model from its own record, as they did not come "
-                          f"back exactly: {fixed[:5]}{' ...' if len(fixed) > 5 else ''}. The model is as before; please "
-                          f"report this", RuntimeWarning, stacklevel=2)
+        if fixed: warnings.warn(self._restored_message(fixed), RuntimeWarning, stacklevel=2)
         if self.verify == 'checksum':
             diff = self.differences()
             if diff:

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/core/select.ipynb #778e5721
 from __future__ import annotations
+from .units import check_flag, check_flags
 import torch
 import torch.nn as nn
 from .granularity import Granularities, WeightUnit, TransposedWeight, is_transposed_linear
@@ -43,6 +44,7 @@ def candidate_units(model:nn.Module,          # the model
                     aliases:bool=False         # also return {other name of a tied weight: its unit's name}
                    ):
     "Name -> unit (a layer, or a `WeightUnit`) of every weight fasterai can compress, in model order, each tied weight once."
+    check_flags(embeddings=embeddings, aliases=aliases)
     units, seen, alias = {}, {}, {}
     layers = _layer_types()
     for mn, m in model.named_modules():
@@ -78,6 +80,7 @@ def select_modules(model:nn.Module,    # the model
                    embeddings:bool=False  # with `units`: every embedding table too (naming one selects it anyway)
                   ) -> dict:
     "Name -> unit of the candidates that `layers` selects, in model order; a clear error for anything that selects nothing."
+    check_flags(units=units, embeddings=embeddings)
     if units and types is not None: raise ValueError("types= restricts layer modules: not with units=True")
     if units:
         cands, alias = candidate_units(model, embeddings, aliases=True)
@@ -132,6 +135,7 @@ def weight_inventory(model:nn.Module,   # the model
                      reached=()         # ids of parameters outside `layers` that it changes anyway (a pruning group's cut reaches attention's in_proj_weight)
                     ) -> dict:
     "`{'weight_params', 'embedding_params', 'outside'}`: the model's weight parameters (embeddings apart) and those outside `layers`, by kind and reason; with `reached`, also `'reached'` (by kind) and `'reached_params'`."
+    check_flag('units', units)
     covered = {id(u.weight) for u in layers.values() if isinstance(getattr(u, 'weight', None), torch.Tensor)}
     cands = {id(u.weight) for u in (candidate_units(model) if units else candidate_modules(model)).values()}
     params = {id(u.weight) for u in candidate_units(model).values() if isinstance(u, WeightUnit)}

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/core/topology.ipynb #ba0f333c
 from __future__ import annotations
+from .units import check_flag
 from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
@@ -240,6 +241,7 @@ def fix_mask_conflict(model:nn.Module,          # a model whose filters were zer
                       dead_channels:bool=True,  # also zero the bias and the coupled BatchNorm weight/bias of zeroed channels
                      ) -> pd.DataFrame:
     "Zero, in every coupled set, each filter that any member has zeroed; report what changed."
+    check_flag('dead_channels', dead_channels)
     graph = PruningGraph(model, example_inputs)
     names = {m: n for n, m in model.named_modules()}
     order = {n: i for i, n in enumerate(names.values())}

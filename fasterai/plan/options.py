@@ -4,6 +4,7 @@
 
 # %% ../../nbs/plan/options.ipynb #cc78290c
 from __future__ import annotations
+from ..core.units import check_flags
 import itertools
 from dataclasses import dataclass
 import numpy as np
@@ -30,6 +31,7 @@ def curve_options(levels,                 # the levels a sweep measured (percent
                   extrapolate:bool=False  # also offer levels beyond the measured range
                  ) -> tuple[list, list]:
     "The levels one unit may take for one kind, mildest first, and their predicted damage."
+    check_flags(descending=descending, extrapolate=extrapolate)
     if step is not None and (isinstance(step, bool) or not isinstance(step, (int, float)) or not 0 < step < 100):
         raise ValueError(f"step={step!r} must be None or a percent in (0, 100)")
     lv, d = np.asarray(levels, dtype=float), np.asarray(damage, dtype=float)
@@ -153,6 +155,7 @@ def plan_units(sweeps:list,              # `SweepResult`s of one model, at most 
                gains:bool=False          # keep measured improvements (negative damage); False reads them as no damage
               ) -> list[PlanUnit]:
     "The units of a plan over `sweeps`, with their options (none first) and predicted damage."
+    check_flags(extrapolate=extrapolate, gains=gains)
     groups, layers = [], {}
     for sw in sweeps:
         pk, d = plan_kind(sw.compression_type), sw.deltas

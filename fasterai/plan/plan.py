@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import torch.nn as nn
 from fastcore.basics import patch
-from ..core.units import check_percent
+from ..core.units import check_percent, check_flag, check_flags
+from ..core.model import check_model
 from ..core.select import candidate_modules, candidate_units
 from ..analyze.compressions import first_item, get_compression
 from ..analyze.results import SweepResult, damage
@@ -40,6 +41,7 @@ class Plan:
                  repairs:list|None=None,      # the steps of `repair` that led here
                  sample=None,                 # an example input (not saved): to apply a pruning plan
                  problem:PlanProblem|None=None): # shared by plans of the same units and costs
+        check_flag('higher_is_better', higher_is_better)
         self.units, self.choice, self.budget, self.costs = units, np.asarray(choice, dtype=int), dict(budget), costs
         self.kinds, self.baseline, self.metric_name, self.higher_is_better = kinds, float(baseline), metric_name, higher_is_better
         self.settings, self.repairs, self.sample = dict(settings or {}), list(repairs or []), sample
@@ -53,6 +55,10 @@ class Plan:
     def replan(self, budget:dict) -> Plan:
         "The plan of the same units and costs under another budget (no model pass)."
         budget = check_budget(budget)
+        return self._solved(budget)
+
+    def _solved(self, budget:dict) -> Plan:
+        "The plan of the same units and costs under `budget`, already checked."
         return self._with(self.problem.solve(budget), budget)
 
 
@@ -82,11 +88,20 @@ class Plan:
     @property
     def predicted_metric(self) -> float: return self.baseline - self.damage if self.higher_is_better else self.baseline + self.damage
 
+    @property
+    def needs_sparse(self) -> list:
+        "The budget keys whose kept figures count zeros as removed: they hold only with a sparse format (params, bytes) or a kernel that skips zeros (MACs, with `sparse_macs`)."
+        sel = self.selection
+        if not sel.sparsity: return []
+        dense = self.costs.figures(Selection(sel.pruning, {}, sel.bits))
+        return [k for k, v in self.figures.items() if v < dense[k] * (1 - 1e-12)]
+
     def __repr__(self):
         b = ', '.join(f"{k}≤{v:g}%" for k, v in self.budget.items())
         p = ', '.join(f"{k} {v:.3g}%" for k, v in self.percent.items())
+        sparse = f"; {', '.join(self.needs_sparse)} need sparse weights" if self.needs_sparse else ''
         return (f"Plan({b}: keeps {p}; predicted {self.metric_name} {self.predicted_metric:.4g} "
-                f"(baseline {self.baseline:.4g}); {sum(self.choice > 0)} of {len(self.units)} units compressed)")
+                f"(baseline {self.baseline:.4g}); {sum(self.choice > 0)} of {len(self.units)} units compressed{sparse})")
 
 # %% ../../nbs/plan/plan.ipynb #f0bd5ea8
 @patch
@@ -123,6 +138,15 @@ def to_dataframe(self:Plan) -> pd.DataFrame:
         rows.append({**r, 'option': u.describe(j), 'damage': u.damage[j]})
     return pd.DataFrame(rows)
 
+def _sparse_lines(p) -> list:
+    "What the plan's zeros need: the kept figures that count them as removed, and how its MACs are counted."
+    if not p.selection.sparsity: return []
+    keys = ' and '.join(p.needs_sparse) or 'no figure'
+    macs = ("MACs count only the non-zero weights (sparse_macs=True: a runtime that skips zeros)" if p.costs.sparse_macs
+            else "MACs are what dense kernels run, zeros included (sparse_macs=True counts a runtime that skips them)")
+    return [f"Zeros: {keys} count the sparsified weights' zeros as removed, which holds with a sparse format, not dense "
+            f"tensors; {macs}"]
+
 def _budget_lines(p) -> list:
     return [f"  {k:<6} {'≤ ' + format(p.budget[k], 'g') + '%' if k in p.budget else '(free)':>10}  planned {p.percent[k]:7.3f}%  "
             f"({p.figures[k]:,.0f} of {p.dense[k]:,.0f})" for k in KEYS]
@@ -134,7 +158,7 @@ def summary(self:Plan):
     scope = 'the planned units' if self.settings.get('scope') == 'units' else 'the dense model'
     lines = [f"Plan: predicted {self.metric_name} {self.predicted_metric:.4f} (baseline {self.baseline:.4f}, {hib} is better; "
              f"damage {self.damage:+.4f}, the sum of the units' measured damage)",
-             f"Kept, in percent of {scope}:"] + _budget_lines(self)
+             f"Kept, in percent of {scope}:"] + _budget_lines(self) + _sparse_lines(self)
     lines += ['Kinds: ' + '; '.join(f"{k} ({', '.join(f'{a}={b}' for a, b in s.items()) or 'defaults'})" for k, s in self.kinds.items())]
     df = self.to_dataframe()
     lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]
@@ -236,9 +260,12 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
                      scope:str='model',           # budget in percent of the whole 'model', or of the planned 'units' (their weights and MACs)
                      gains:bool=False,            # count measured improvements (negative damage) as gains; False reads them as no damage
                      sparse_index:str|None=None,  # bytes of a sparsified weight: its non-zero values (None), or plus a 'bitmask' of one bit per position
+                     sparse_macs:bool=False,      # sparsity reduces MACs too (a runtime that skips zeros); False: only pruning does, as on dense kernels
                      cells:int=4096               # the solver's grid: partial plans kept per unit
                     ) -> Plan:
     "The least predicted damage under `budget`, across every kind swept: a `Plan` to read, apply, verify and repair."
+    check_flags(extrapolate=extrapolate, gains=gains, sparse_macs=sparse_macs)
+    if model is not None: check_model(model)
     sweeps, budget = _check_sweeps(sweeps), check_budget(budget)
     if sparse_index not in SPARSE_INDEX: raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
     if model is not None and sample is None:
@@ -248,13 +275,13 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
     units = plan_units(sweeps, order, step, extrapolate, gains)
     if not units: raise ValueError("nothing to plan: no unit of the sweeps has a measured level (all failed, unprunable or cut short at once)")
     kinds = {s.compression_type: dict(s.settings) for s in sweeps}
-    settings = {'step': step, 'extrapolate': extrapolate, 'scope': scope, 'gains': gains, 'cells': cells}
+    settings = {'step': step, 'extrapolate': extrapolate, 'scope': scope, 'gains': gains, 'cells': cells, 'sparse_macs': sparse_macs}
     costs = (_recorded_costs(sweeps, units) if model is None else _counted_costs(sweeps, units, kinds, model, sample, scope))
-    costs = costs.with_options(scope, [l for u in units for l in u.layers], sparse_index)
+    costs = costs.with_options(scope, [l for u in units for l in u.layers], sparse_index, sparse_macs)
     s0 = sweeps[0]
     plan = Plan(units, np.zeros(len(units), dtype=int), budget, costs, kinds, s0.baseline_metric, s0.metric_name, s0.higher_is_better,
                 settings, sample=sample)
-    return plan.replan(budget)
+    return plan._solved(budget)
 
 def _recorded_costs(sweeps:list, units:list) -> CostModel:
     "The cost model the sweeps recorded, merged; a clear error if one recorded none, or a pruning level the plan offers is not in it."
@@ -304,6 +331,7 @@ def apply(self:Plan,
           criteria=None             # override the criteria the sweeps recorded (needed when it is not one of fasterai's named criteria)
          ) -> nn.Module:
     "Compress `model` in place as planned: prune, then sparsify, then quantize. Returns the model."
+    check_model(model)
     self._apply(model, sample, calibration_data, criteria)
     return model
 
@@ -314,6 +342,7 @@ def _scope_layers(self:Plan) -> list|None:
 @patch
 def measure(self:Plan, model:nn.Module, sample=None, calibration_data=None, criteria=None) -> pd.DataFrame:
     "Apply the plan to a copy of `model` and count what it keeps: budget, planned and measured, per key."
+    check_model(model)
     m = copy.deepcopy(model)
     q = self._apply(m, sample, calibration_data, criteria)
     return self._figures_of(m, q, sample)
@@ -324,7 +353,7 @@ def _figures_of(self:Plan, m:nn.Module, q:Quantizer|None, sample=None) -> pd.Dat
     sample = self.sample if sample is None else first_item(sample)
     if sample is None: raise ValueError("sample= is required to count MACs: an example input (this plan keeps none)")
     sparse = list(self.targets('sparsity')) if plan_kind('sparsity').name in self.kinds else []
-    got = measure(m, sample, q, self._scope_layers(), self.costs.sparse_index, sparse)
+    got = measure(m, sample, q, self._scope_layers(), self.costs.sparse_index, sparse, self.costs.sparse_macs)
     f = self.figures
     return pd.DataFrame([{'key': k, 'budget %': self.budget.get(k, np.nan), 'planned %': 100 * f[k] / self.dense[k],
                           'measured %': 100 * got[k] / self.dense[k], 'planned': f[k], 'measured': got[k], 'dense': self.dense[k]}
@@ -370,6 +399,7 @@ def verify(self:Plan,
            sample=None, calibration_data=None, criteria=None   # as for `apply`
           ) -> Verification:
     "Compress a copy of `model` as planned, evaluate it, count what it keeps: measured against predicted."
+    check_model(model)
     t0 = time.perf_counter()
     evaluate = _metric_fn(eval_fn, data, metric, self.higher_is_better)
     m = copy.deepcopy(model)
@@ -398,6 +428,7 @@ def repair(self:Plan,
            sample=None, calibration_data=None, criteria=None
           ) -> Plan:
     "Back off, greedily, the units that hurt more than predicted, until the plan measures as predicted (within `tol`); the steps are in `.repairs`."
+    check_model(model)
     evaluate = _metric_fn(eval_fn, data, metric, self.higher_is_better)
     kw = dict(sample=sample, calibration_data=calibration_data, criteria=criteria)
     def metric_of(plan):

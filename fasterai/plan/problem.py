@@ -126,6 +126,18 @@ def reachable(self:PlanProblem) -> dict:
     return {k: 100 * t[i] / self.dense[k] for i, k in enumerate(KEYS)}
 
 @patch
+def _short_message(self:PlanProblem, budget:dict, low:dict, short:list) -> str:
+    "Why `budget` cannot be met on keys `short`: the smallest reachable figure, and on MACs what can lower them."
+    why = [f"budget {k}={budget[k]:g}% cannot be met: the smallest reachable is {low[k]:.4g}%" for k in short]
+    msg = ', '.join(why) + " (every unit at its strongest level; more levels in the sweeps, or extrapolate=True, reach further)"
+    if 'macs' in short and not self.cm.sparse_macs:
+        pruned = any(plan_kinds[u.kinds[0]].per_group for u in self.units)
+        how = "the pruning sweep's strongest levels reach the figure above" if pruned else "add a pruning sweep"
+        msg += (f". MACs are what dense kernels run: only pruning lowers them, sparsity's zeros do not ({how}); "
+                f"pass sparse_macs=True if your runtime skips zeros")
+    return msg
+
+@patch
 def tie_broken(self:PlanProblem) -> np.ndarray:
     "The damage the solver minimises: each option's, plus a millionth of the damage scale times how much it removes (of dense, summed over the keys), so that of equally damaging plans the one that compresses least wins."
     if self.ties is None:
@@ -145,9 +157,7 @@ def solve(self:PlanProblem, budget:dict, max_rounds:int=3, start=None) -> np.nda
     if not keys: return np.zeros(len(self.units), dtype=int)
     low = self.reachable()
     short = [k for k in keys if low[k] > budget[k] * (1 + 1e-9)]
-    if short:
-        raise InfeasibleBudget(', '.join(f"budget {k}={budget[k]:g}% cannot be met: the smallest reachable is {low[k]:.4g}%" for k in short)
-                               + " (every unit at its strongest level; more levels in the sweeps, or extrapolate=True, reach further)")
+    if short: raise InfeasibleBudget(self._short_message(budget, low, short))
     dmg = self.tie_broken()
     if self.coupled and math.prod(map(int, self.sizes)) <= self.exact_work: return self._exact(ki, cap, dmg)
     first = np.zeros(len(self.units), dtype=int) if start is None else np.asarray(start).copy()

@@ -6,7 +6,9 @@
 __all__ = []
 
 # %% ../../nbs/prune/all.ipynb #7ede25ec
-from fasterai.prune import pruner, prune_callback
+from fasterai.core.units import fastai_module
+from fasterai.prune import pruner
 from fasterai.prune.pruner import *
-from fasterai.prune.prune_callback import *
-__all__ = [n for mod in (pruner, prune_callback,) for n in mod.__all__]
+prune_callback, __getattr__ = fastai_module('fasterai.prune.prune_callback', ['PruneCallback'])  # None: no fastai
+if prune_callback is not None: from fasterai.prune.prune_callback import *
+__all__ = [n for mod in (pruner, prune_callback) if mod is not None for n in mod.__all__]

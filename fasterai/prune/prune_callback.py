@@ -5,11 +5,14 @@
 # %% ../../nbs/prune/prune_callback.ipynb #cfa0e2ca
 from __future__ import annotations
 import torch
-from fastai.callback.core import Callback
-from fastai.optimizer import Optimizer, OptimWrapper
+from ..core.units import needs_fastai
+with needs_fastai('PruneCallback'):
+    from fastai.callback.core import Callback
+    from fastai.optimizer import Optimizer, OptimWrapper
 from ..core.criteria import Criteria, large_final
 from ..core.schedule import Schedule, one_cycle
 from ..core.units import check_percents
+from ..core.model import check_model
 from .pruner import Pruner
 
 # %% auto #0
@@ -42,6 +45,7 @@ class PruneCallback(Callback):
 
     def before_fit(self):
         if self.done: return
+        check_model(self.learn.model, 'learn.model')
         if isinstance(self.learn.opt_func, OptimWrapper):
             raise ValueError("PruneCallback rebuilds the optimizer after each pruning step; pass an opt_func that creates "
                              "one (e.g. partial(OptimWrapper, opt=torch.optim.AdamW)), not an OptimWrapper instance")

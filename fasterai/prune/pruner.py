@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from ..core.criteria import Criteria, large_final
 from ..core.inputs import run_model, input_shape
 from ..core.units import check_percents
-from ..core.model import eval_mode
+from ..core.model import eval_mode, check_model
 from ..core.select import select_modules
 from ..core.topology import fixed_reshapes
 from ..core.counter import count_flops_params
@@ -93,6 +93,7 @@ class Pruner:
                  example_inputs=None,             # input(s) to trace the model with (required)
                  round_to:int|None=None,          # keep a multiple of this many channels per group
                  layers=None):                    # only these may be pruned: names, modules, types or a filter_fn (None: all)
+        check_model(model)
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if not isinstance(criteria, Criteria): raise TypeError(f"criteria must be a fasterai Criteria, got {type(criteria).__name__}")
@@ -141,8 +142,10 @@ class Pruner:
         except ValueError as e:
             if type(self.model) not in _fx_warned:
                 _fx_warned.add(type(self.model))
-                warnings.warn(f"{str(e)[:300]}, so the Pruner cannot see reshapes with hard-coded sizes: if one "
-                              f"takes a pruned layer's channels (e.g. x.view(-1, 256)), the pruned model will fail there", UserWarning)
+                cause = e.__cause__ or e
+                warnings.warn(f"Pruner: torch.fx cannot read the code of {type(self.model).__name__}.forward "
+                              f"({type(cause).__name__}: {str(cause)[:80]}), so reshapes with fixed sizes are found by running "
+                              f"the model after each group's first cut instead", UserWarning)
         _fixed_cache[self.model] = (key, out)
         return out
 

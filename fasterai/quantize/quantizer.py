@@ -5,19 +5,20 @@
 # %% ../../nbs/quantize/quantizer.ipynb #2ede7bd5
 from __future__ import annotations
 from functools import partial
-import math
+import math, warnings
 import pandas as pd
 import torch
 import torch.nn as nn
 from fastcore.basics import patch
-from ..core.inputs import run_model, to_device
-from ..core.model import eval_mode, model_device
+from ..core.inputs import run_model, to_device, map_tensors
+from ..core.model import eval_mode, model_device, check_model
 from ..core.granularity import WeightUnit, TransposedWeight, unit_type
 from ..core.select import select_modules
-from ..core.units import check_bits
+from ..core.units import check_bits, check_flags, check_flag
 
 # %% auto #0
-__all__ = ['fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'calibrate_ranges', 'calibration_batches', 'Quantizer']
+__all__ = ['HALF_WRITE_STEPS', 'fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'off_grid_steps', 'float32_layer',
+           'calibrate_ranges', 'calibration_batches', 'Quantizer']
 
 # %% ../../nbs/quantize/quantizer.ipynb #85212066
 def fake_quantize(w:torch.Tensor,              # the weights
@@ -35,7 +36,7 @@ def fake_quantize(w:torch.Tensor,              # the weights
     scale = torch.where(amax > 0, amax / qmax, torch.ones_like(amax))
     if out is not None and out.dtype == w.dtype == torch.float32:            # in place: the same ops, no temporaries
         return torch.div(x, scale, out=out).round_().clamp_(-qmax, qmax).mul_(scale)
-    q = ((x / scale).round().clamp(-qmax, qmax) * scale).to(w.dtype)
+    q = ((x / scale).round().clamp(-qmax, qmax) * scale).to(w.dtype if out is None else out.dtype)
     return q if out is None else out.copy_(q)
 
 def fake_quantize_affine(x:torch.Tensor, lo:float, hi:float, bits:int) -> torch.Tensor:
@@ -55,10 +56,40 @@ def _output_module(m) -> nn.Module|None:
     "The module whose forward output is unit `m`'s output (None: a weight parameter among several, as attention's in_proj_weight)."
     return m.output_module if isinstance(m, WeightUnit) else m
 
+# %% ../../nbs/quantize/quantizer.ipynb #bfee1901
+_SIGNIFICAND = {torch.bfloat16: 8, torch.float16: 11}     # significant bits of the half dtypes (the implicit one counted)
+HALF_WRITE_STEPS = 1 / 16      # the Quantizer writes a grid back in a half dtype when it lands at most this far off (in steps)
+
+def off_grid_steps(dtype:torch.dtype, bits:int) -> float:
+    "How far off the `bits`-bit grid a value written back in `dtype` can land, in steps of the grid (0 for float32 and wider)."
+    p = _SIGNIFICAND.get(dtype)
+    return 0. if p is None else (2 ** (bits - 1) - 1) / 2 ** p
+
+def _cast_floats(x, dtype:torch.dtype):
+    "`x` with its floating-point tensors cast to `dtype` (the others as they are)."
+    return map_tensors(lambda t: t.to(dtype) if t.is_floating_point() else t, x)
+
+def float32_layer(module:nn.Module,      # a layer with a `weight` (and maybe a `bias`), in a half dtype
+                  weight:torch.Tensor,   # its weight for now, in float32 (e.g. on a grid its dtype cannot hold)
+                 ):
+    "Run `module` in float32 with `weight` (inputs cast to float32, output back to its dtype); returns `undo()`, which puts its parameters back."
+    dtype = module.weight.dtype
+    saved = {k: module._parameters[k] for k in ('weight', 'bias') if module._parameters.get(k) is not None}
+    module._parameters['weight'] = nn.Parameter(weight.detach().float(), requires_grad=False)
+    if 'bias' in saved: module._parameters['bias'] = nn.Parameter(saved['bias'].detach().float(), requires_grad=False)
+    def to_float32(m, args, kwargs): return _cast_floats(args, torch.float32), _cast_floats(kwargs, torch.float32)
+    hooks = [module.register_forward_pre_hook(to_float32, with_kwargs=True),
+             module.register_forward_hook(lambda m, args, out: _cast_floats(out, dtype))]
+    def undo():
+        for h in hooks: h.remove()
+        module._parameters.update(saved)
+    return undo
+
 # %% ../../nbs/quantize/quantizer.ipynb #898bba62
 @torch.no_grad()
 def calibrate_ranges(model:nn.Module, layers:dict, batches, strict:bool=True) -> dict:
     "Min and max of every layer's output over `batches`, from forward passes with temporary hooks; `strict=False` leaves out the layers with no tensor output."
+    check_flag('strict', strict)
     ranges = {}
     def hook(name, m, args, out):
         if not isinstance(out, torch.Tensor): return
@@ -96,9 +127,8 @@ class Quantizer:
                  layers=None,              # which units: names, modules, types or a filter_fn(module, name); None = every supported unit
                  embeddings:bool=False,    # also every embedding table (naming one in `layers` selects it anyway)
                  calibration_data=None):   # with `activations`: a batch, or batches (tensors, `(x, y)` pairs or dicts), to calibrate output ranges
-        if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
-        for k, v in (('per_channel', per_channel), ('activations', activations)):
-            if not isinstance(v, bool): raise ValueError(f"{k}={v!r} must be True or False")
+        check_flags(per_channel=per_channel, activations=activations, embeddings=embeddings)
+        check_model(model)
         if activations and calibration_data is None:
             raise ValueError("activations=True needs calibration_data=...: a batch (or batches) of inputs to calibrate each "
                              "layer's output range on (the analysis uses its sample when it has no calibration_data)")
@@ -107,7 +137,7 @@ class Quantizer:
         self.layers = select_modules(model, layers, units=True, embeddings=embeddings)   # unit name -> layer or `WeightUnit`, in model order
         self.bits = {}                                # unit name -> bits it holds now (the fqn -> bits map)
         self.ranges = None                            # unit name -> (min, max) of its output (activations)
-        self._orig, self._hooks = {}, {}
+        self._orig, self._hooks, self._float32 = {}, {}, {}   # saved weights; activation hooks; undo() of units run in float32
 
     def __repr__(self):
         return (f"Quantizer({len(self.layers)} units, per_channel={self.per_channel}, activations={self.activations}, "
@@ -142,8 +172,13 @@ def _calibrate(self:Quantizer) -> dict:
 def _quantize(self:Quantizer, name:str, bits:int):
     "Quantize unit `name` to `bits` from its saved weights (saved now if it was never touched)."
     m = self.layers[name]
+    undo = self._float32.pop(name, None)
+    if undo is not None: undo()                               # back to its own weight before another width
     if name not in self._orig: self._orig[name] = m.weight.detach().clone()
-    fake_quantize(self._orig[name], bits, out_channel_axis(m) if self.per_channel else None, out=m.weight.detach())
+    axis = out_channel_axis(m) if self.per_channel else None
+    if off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or isinstance(m, WeightUnit):
+        fake_quantize(self._orig[name], bits, axis, out=m.weight.detach())
+    else: self._float32[name] = float32_layer(m, fake_quantize(self._orig[name].float(), bits, axis))
     self.bits[name] = bits
     if self.activations:
         old = self._hooks.pop(name, None)
@@ -151,12 +186,27 @@ def _quantize(self:Quantizer, name:str, bits:int):
         lo, hi = self.ranges[name]
         self._hooks[name] = _output_module(m).register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=bits))
 
+def _say_half(layers:dict, targets:dict):
+    "Say once which half-precision units cannot hold their grid: run in float32, or (a weight parameter) written off the grid."
+    off = {n: b for n, b in targets.items() if off_grid_steps(layers[n].weight.dtype, b) > HALF_WRITE_STEPS}
+    if not off: return
+    f32 = [n for n in off if not isinstance(layers[n], WeightUnit)]
+    rounded = [n for n in off if isinstance(layers[n], WeightUnit)]
+    dtype = str(layers[next(iter(off))].weight.dtype).replace('torch.', '')
+    msg = f"{dtype} cannot hold the integer grid of {len(off)} unit(s) at these widths"
+    if f32: msg += f"; they run in float32 with their grid weights, as an integer kernel computes: {f32[:5]}{' ...' if len(f32) > 5 else ''}"
+    worst = max(off_grid_steps(layers[n].weight.dtype, b) for n, b in off.items())
+    if rounded: msg += (f"; weight parameters {rounded[:5]} are written back in {dtype}, off the grid by up to {worst:.2f} of a "
+                        f"step (their parent module uses them directly)")
+    warnings.warn(msg, UserWarning, stacklevel=3)
+
 @patch
 def quantize_model(self:Quantizer,
                    bits) -> nn.Module:   # bits for every unit (an int, 2-16), or a dict unit name -> bits
     "Fake-quantize the named units (or all) in place; the request is checked whole before any change. Returns the model."
     targets = self.check_bits(bits)
     if self.activations and self.ranges is None: self.ranges = self._calibrate()
+    _say_half(self.layers, targets)                # before: units run in float32 read float32 weights after
     for n, b in targets.items(): self._quantize(n, b)
     return self.model
 
@@ -164,9 +214,10 @@ def quantize_model(self:Quantizer,
 @torch.no_grad()
 def restore(self:Quantizer) -> nn.Module:
     "Put every quantized unit's original weights back, bit for bit, and remove the activation hooks."
+    for undo in self._float32.values(): undo()
     for n, w in self._orig.items(): self.layers[n].weight.copy_(w)
     for h in self._hooks.values(): h.remove()
-    self._orig, self._hooks, self.bits = {}, {}, {}
+    self._orig, self._hooks, self.bits, self._float32 = {}, {}, {}, {}
     return self.model
 
 # %% ../../nbs/quantize/quantizer.ipynb #21ca85cc

@@ -6,7 +6,9 @@
 __all__ = []
 
 # %% ../../nbs/sparse/all.ipynb #e911a15a
-from fasterai.sparse import sparsifier, sparsify_callback
+from fasterai.core.units import fastai_module
+from fasterai.sparse import sparsifier
 from fasterai.sparse.sparsifier import *
-from fasterai.sparse.sparsify_callback import *
-__all__ = [n for mod in (sparsifier, sparsify_callback,) for n in mod.__all__]
+sparsify_callback, __getattr__ = fastai_module('fasterai.sparse.sparsify_callback', ['SparsifyCallback'])  # None: no fastai
+if sparsify_callback is not None: from fasterai.sparse.sparsify_callback import *
+__all__ = [n for mod in (sparsifier, sparsify_callback) if mod is not None for n in mod.__all__]

@@ -12,7 +12,8 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 from fastcore.basics import patch
 from ..core.granularity import Granularities, unit_type
 from ..core.criteria import Criteria, large_final
-from ..core.units import check_percent, check_percents
+from ..core.units import check_percent, check_percents, check_flags
+from ..core.model import check_model
 from ..core.select import select_modules
 
 # %% auto #0
@@ -45,6 +46,8 @@ class Sparsifier:
                  layers=None,                    # which units: names, modules, types or a filter_fn(module, name); None = all supported
                  embeddings:bool=False,          # also every embedding table (naming one in `layers` selects it anyway)
                  on_step:bool=True):             # re-apply masks after every `torch.optim` optimizer step
+        check_flags(embeddings=embeddings, on_step=on_step)
+        check_model(model)
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if not isinstance(criteria, Criteria):

@@ -7,10 +7,12 @@ from __future__ import annotations
 import numbers, warnings
 import torch
 from fastcore.basics import patch
-from fastai.callback.core import Callback
+from ..core.units import needs_fastai
+with needs_fastai('SparsifyCallback'): from fastai.callback.core import Callback
 from ..core.criteria import Criteria, large_final
 from ..core.schedule import Schedule, one_cycle
-from ..core.units import check_percents
+from ..core.units import check_percents, check_flags, fraction_warnings
+from ..core.model import check_model
 from .sparsifier import Sparsifier, format_sparsity
 
 # %% auto #0
@@ -34,6 +36,7 @@ class SparsifyCallback(Callback):
                  layers=None,                     # which units: names, modules, types or a filter_fn(module, name); None = all supported
                  embeddings:bool=False):          # also every embedding table (a dict of targets may name one anyway)
         super().__init__()
+        check_flags(lth=lth, reset_end=reset_end, embeddings=embeddings)
         if layers is not None and layer_type is not None: raise ValueError("give layers= or its alias layer_type=, not both")
         self.sparsity = check_percents('sparsity', sparsity)
         if context not in ('local', 'global'):
@@ -59,6 +62,7 @@ class SparsifyCallback(Callback):
 def before_fit(self:SparsifyCallback):
     "Stand aside during `lr_find`/`get_preds`; drop a Sparsifier left by an interrupted fit."
     if hasattr(self.learn, 'lr_finder') or hasattr(self.learn, 'gather_preds'): self.run = False; return
+    check_model(self.learn.model, 'learn.model')
     if self.sparsifier is not None: self.sparsifier.remove()        # left over from an interrupted fit
     self.sparsifier, self._rewind = None, None
 
@@ -91,8 +95,7 @@ def _levels(self:SparsifyCallback, progress:float):
 @patch
 def _update(self:SparsifyCallback, progress:float):
     "Recompute the masks at schedule value `progress`, rewinding the weights for lottery tickets."
-    with warnings.catch_warnings():      # small intermediate levels are intended, not fractions typed by mistake
-        warnings.filterwarnings('ignore', message=r'.*percent, not a fraction', category=UserWarning)
+    with fraction_warnings('off'):       # small intermediate levels are intended, not fractions typed by mistake
         self.sparsifier.sparsify_model(self._levels(progress))
     self._level = progress
     if self.lth and self._rewind is not None: self._rewind_weights()
