@@ -46,6 +46,7 @@ class CostModel:
     count_other:bool=True   # count `other_macs` (False with scope='units')
     sparse_index:str|None=None   # bytes of a sparsified tensor: its values only (None), or plus a 'bitmask' of one bit per position
     pruning_macs:dict=field(default_factory=dict)   # pruning group id -> [[level, MACs of weightless operations it removes], ...] (attention's products; groups that remove some)
+    uncounted:dict=field(default_factory=dict)      # what the MAC count left out -> {'calls', 'reason'} (`fasterai.core.counter`): the MACs exclude it
 
     def __post_init__(self):
         if self.sparse_index not in SPARSE_INDEX:
@@ -193,7 +194,8 @@ def merge_cost_models(models:list) -> CostModel:
                 have = {float(lv): rows for lv, rows in merged.get(g, [])}
                 for lv, rows in table: have.setdefault(float(lv), rows)
                 merged[g] = [[lv, have[lv]] for lv in sorted(have)]
-    return CostModel(**{**base.to_dict(), 'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs})
+    uncounted = {k: v for c in cms for k, v in c.uncounted.items()}
+    return CostModel(**{**base.to_dict(), 'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs, 'uncounted': uncounted})
 
 # %% ../../nbs/analyze/costs.ipynb #d1e2f3a4
 def _weightless_counter(model, sample, params:list):
@@ -263,7 +265,7 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
     return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
                      [int(torch.count_nonzero(p)) for _, p in params], [p.element_size() * 8 for _, p in params],
                      weights, macs, float(other), {n: list(ax) for n, ax in layers.items()},
-                     table, scoped, scope == 'model', pruning_macs=pmacs)
+                     table, scoped, scope == 'model', pruning_macs=pmacs, uncounted=df.attrs.get('uncounted', {}))
 
 # %% ../../nbs/analyze/costs.ipynb #79defeda
 def measure(model:nn.Module,               # a (compressed) model

@@ -19,7 +19,7 @@ from .select import candidate_units
 
 # %% auto #0
 __all__ = ['input_shapes', 'forward_with', 'countable_kernels', 'count_flops_params', 'LayerMacs', 'layer_macs',
-           'weightless_macs', 'format_count']
+           'weightless_macs', 'format_count', 'uncounted_lines']
 
 # %% ../../nbs/core/counter.ipynb #bc9a306b
 def input_shapes(example_inputs) -> str:
@@ -368,3 +368,8 @@ def format_count(n:float,        # a count (MACs, params)
     for p, f in (('T', 1e12), ('G', 1e9), ('M', 1e6), ('K', 1e3)):
         if abs(n) >= f: return f"{n / f:.{digits}f} {p}"
     return f"{n:g}" if isinstance(n, float) else str(n)
+
+# %% ../../nbs/core/counter.ipynb #e5a0f001
+def uncounted_lines(uncounted:dict) -> list:
+    "One line per thing a MAC count left out (`df.attrs['uncounted']`): `name ×calls (reason)`."
+    return [f"{name} ×{record['calls']} ({record['reason']})" for name, record in uncounted.items()]
