@@ -21,9 +21,10 @@ TOOLS = {'pip', 'setuptools', 'wheel'}      # upgraded separately in .ci/run, as
 SMOKE = {'torchvision', 'transformers'}     # what the low-torch venvs add to `requirements`: the smoke suite's models
 
 def declared() -> list[Requirement]:
-    "settings.ini's requirements (all three lists; with --low, `requirements` and the smoke suite's): what this checkout declares."
+    "settings.ini's three requirement lists (--low: `requirements` and the smoke suite's): what this checkout declares."
     cfg = ConfigParser(delimiters=['=']); cfg.read(root / 'settings.ini', encoding='utf-8')
-    reqs = [(k, Requirement(r)) for k in ('requirements', 'fastai_requirements', 'dev_requirements') for r in cfg['DEFAULT'].get(k, '').split()]
+    lists = ('requirements', 'fastai_requirements', 'dev_requirements')
+    reqs = [(k, Requirement(r)) for k in lists for r in cfg['DEFAULT'].get(k, '').split()]
     return [r for k, r in reqs if not LOW or k == 'requirements' or r.name in SMOKE]
 
 def lock_file() -> Path:
@@ -51,7 +52,8 @@ def render(pins: dict[str, str]) -> str:
     what = (f"`pip install -c .ci/{lock_file().name} -e . {' '.join(sorted(SMOKE))}` (see .ci/low_torch)" if LOW else
             "`pip install -c .ci/constraints.txt -e \".[dev]\"` (see .ci/run)")
     head = (f"# The exact set CI tests: {what}.\n"
-            f"# Written by .ci/lock.py{' --low' if LOW else ''} from a passing venv; settings.ini holds the ranges users get.\n"
+            f"# Written by .ci/lock.py{' --low' if LOW else ''} from a passing venv; "
+            "settings.ini holds the ranges users get.\n"
             f"# Python {sys.version_info.major}.{sys.version_info.minor}, {sys.platform}.\n")
     return head + ''.join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda p: p[0].lower()))
 

@@ -1,6 +1,7 @@
-"""Smoke suite for the lowest torch that settings.ini allows (and any other): ResNet-18, a small ViT, BERT, GPT-2 and a LLaMA
-with grouped-query attention, each through the three analyses (sparsity, quantization, pruning), the Pruner, the Quantizer
-and a plan applied and counted. Tiny models from configs, random weights, no download; CPU by default (`--device cuda`).
+"""Smoke suite for the lowest torch that settings.ini allows (and any other): ResNet-18, a small ViT, BERT, GPT-2 and a
+LLaMA with grouped-query attention, each through the three analyses (sparsity, quantization, pruning), the Pruner, the
+Quantizer and a plan applied and counted. Tiny models from configs, random weights, no download; CPU by default
+(`--device cuda` for a GPU).
 
 Each step asserts what must hold (the analysed model given back bit for bit, every unit measured or said why not, the
 pruned model still running with fewer parameters, the Quantizer restoring exactly, the plan's measured bytes within its
@@ -11,7 +12,8 @@ import argparse, copy, sys, time, traceback, warnings
 import torch
 import torch.nn as nn
 
-warnings.filterwarnings('ignore', message=r'torch\.fx cannot trace', category=UserWarning)   # HF models: said by the Pruner
+# HF models: the Pruner says torch.fx cannot trace them (the transformers tutorial explains it)
+warnings.filterwarnings('ignore', message=r'torch\.fx cannot trace', category=UserWarning)
 
 from fasterai.analyze.sensitivity import SensitivityAnalyzer
 from fasterai.core.counter import count_flops_params, uncounted_lines
@@ -27,14 +29,15 @@ def resnet18():
 
 def vit():
     from torchvision.models import VisionTransformer
-    model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128, num_classes=10)
-    nn.init.normal_(model.heads.head.weight, std=0.02)       # torchvision starts the head at zero: every output would be 0
+    model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
+                              num_classes=10)
+    nn.init.normal_(model.heads.head.weight, std=0.02)       # torchvision starts the head at zero: every output 0
     return model, torch.randn(2, 3, 32, 32)
 
 def bert():
     import transformers as hf
-    cfg = hf.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=100,
-                        max_position_embeddings=16)
+    cfg = hf.BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+                        vocab_size=100, max_position_embeddings=16)
     return hf.BertForSequenceClassification(cfg), torch.randint(0, 100, (2, 16))
 
 def gpt2():
@@ -44,8 +47,8 @@ def gpt2():
 
 def llama():
     import transformers as hf
-    cfg = hf.LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
-                         vocab_size=100)
+    cfg = hf.LlamaConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         intermediate_size=64, vocab_size=100)
     return hf.LlamaForCausalLM(cfg), torch.randint(0, 100, (2, 16))
 
 MODELS = {'resnet18': resnet18, 'vit': vit, 'bert': bert, 'gpt2': gpt2, 'llama': llama}
@@ -140,7 +143,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--models', nargs='*', default=list(MODELS), choices=list(MODELS))
     ap.add_argument('--device', default='cpu')
-    ap.add_argument('--allow-uncounted', action='store_true', help="report MACs the counter left out instead of failing")
+    ap.add_argument('--allow-uncounted', action='store_true', help="report MACs the counter left out, do not fail")
     args = ap.parse_args(argv)
     import transformers
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, device {args.device}")

@@ -46,7 +46,7 @@ class CostModel:
     count_other:bool=True   # count `other_macs` (False with scope='units')
     sparse_index:str|None=None   # bytes of a sparsified tensor: its values only (None), or plus a 'bitmask' of one bit per position
     pruning_macs:dict=field(default_factory=dict)   # pruning group id -> [[level, MACs of weightless operations it removes], ...] (attention's products; groups that remove some)
-    uncounted:dict=field(default_factory=dict)      # what the MAC count left out -> {'calls', 'reason'} (`fasterai.core.counter`): the MACs exclude it
+    uncounted:dict=field(default_factory=dict)      # what the MAC count left out -> {'calls', 'reason'} (not in macs)
 
     def __post_init__(self):
         if self.sparse_index not in SPARSE_INDEX:
@@ -195,7 +195,8 @@ def merge_cost_models(models:list) -> CostModel:
                 for lv, rows in table: have.setdefault(float(lv), rows)
                 merged[g] = [[lv, have[lv]] for lv in sorted(have)]
     uncounted = {k: v for c in cms for k, v in c.uncounted.items()}
-    return CostModel(**{**base.to_dict(), 'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs, 'uncounted': uncounted})
+    merged = {'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs, 'uncounted': uncounted}
+    return CostModel(**{**base.to_dict(), **merged})
 
 # %% ../../nbs/analyze/costs.ipynb #d1e2f3a4
 def _weightless_counter(model, sample, params:list):

@@ -292,8 +292,8 @@ def _coverage_lines(r, measured:list) -> list[str]:
     out = [f"Coverage: {held} {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
            f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else '')]
     if c['outside']: out += ["Weights outside the analysis:"] + [f"  {k} ×{v['count']} ({v['params']:,} params)" for k, v in c['outside'].items()]
-    if c.get('macs_uncounted'):                          # `fasterai.core.counter`: what the MAC count could not count, and why
-        out += ["MACs not counted (left out of every MACs figure here, which is a lower bound; their share is unknown):"]
+    if c.get('macs_uncounted'):                          # `fasterai.core.counter`: what the MAC count left out, and why
+        out += ["MACs not counted (every MACs figure here leaves them out, a lower bound; their share is unknown):"]
         out += [f"  {line}" for line in uncounted_lines(c['macs_uncounted'])]
     return out
 

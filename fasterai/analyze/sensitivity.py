@@ -71,7 +71,7 @@ def check_sample(model:nn.Module,  # the model
     "Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each layer's MACs, and the input that ran."
     first, err = first_item(sample), None
     for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
-        try: macs = layer_macs(model, list(layers), inputs)             # `fasterai.core.counter`: raises only if the model cannot run
+        try: macs = layer_macs(model, list(layers), inputs)             # raises only if the model cannot run
         except ValueError as e: err = e.__cause__ or e; continue
         if run is not None: run(inputs)
         return macs, inputs

@@ -64,7 +64,7 @@ def _shape(x):
 # %% ../../nbs/core/counter.ipynb #4bac1f23
 @contextlib.contextmanager
 def countable_kernels(model:nn.Module):
-    "Run `model` on kernels whose operators have MAC formulas: no fused attention fast path, no oneDNN RNN layer (flags put back on exit)."
+    "Run `model` on kernels whose operators have MAC formulas: no fused attention fast path, no oneDNN RNN layer."
     fast, dnn = torch.backends.mha.get_fastpath_enabled(), torch.backends.mkldnn.enabled
     rnn = any(isinstance(m, nn.RNNBase) for m in model.modules())    # oneDNN stays on for convolutions otherwise (it is faster)
     torch.backends.mha.set_fastpath_enabled(False)
@@ -82,7 +82,7 @@ _ATTENTION_KERNELS = ('_scaled_dot_product_efficient_attention', '_scaled_dot_pr
                       '_scaled_dot_product_cudnn_attention', '_scaled_dot_product_flash_attention_for_cpu')
 
 def _formulas() -> dict:
-    "Operator -> formula of its FLOPs (2 per MAC): torch's registry as it is now, the CPU attention kernel's, grouped-query attention counted."
+    "Operator -> formula of its FLOPs (2 per MAC): torch's registry now, the CPU attention kernel's, GQA counted."
     table = {**torch_flops.flop_registry, **{op: torch_flops.shape_wrapper(f) for op, f in _EXTRA_FORMULAS.items()}}
     for name in _ATTENTION_KERNELS:
         op = getattr(torch.ops.aten, name, None)
@@ -90,7 +90,7 @@ def _formulas() -> dict:
     return table
 
 def _grouped_attention(formula):
-    "An attention kernel's `formula` that also counts grouped-query attention: key/value heads repeated up to the query's, as the kernel broadcasts them."
+    "An attention kernel's `formula` that also counts grouped-query attention (key/value heads repeated)."
     def count(q, k, v, *args, **kwargs):
         try: return formula(q, k, v, *args, **kwargs)
         except Exception:
@@ -100,7 +100,7 @@ def _grouped_attention(formula):
     return count
 
 def _groups_heads(q, k, v) -> bool:
-    "Whether dense (batch, heads, tokens, dim) query, key and value differ in heads only, the query's a multiple of the others'."
+    "Whether dense (batch, heads, tokens, dim) query, key and value differ in heads only, the query's a multiple."
     dense = all(isinstance(t, torch.Tensor) and t.dim() == 4 and not t.is_nested for t in (q, k, v))
     if not dense: return False
     q_heads, kv_heads = q.shape[1], k.shape[1]
@@ -113,7 +113,7 @@ def _with_heads(shape, heads:int) -> tuple:
 # %% ../../nbs/core/counter.ipynb #c7a1e2d2
 @dataclass
 class _MacCount:
-    "What one forward multiplied: MACs in total, by module and by weight parameter; each module's calls and first shapes; what was not counted."
+    "One forward's MACs in total, by module and by weight; modules' calls and first shapes; what was not counted."
     total:int=0                                  # MACs counted
     by_module:dict=field(default_factory=dict)   # module name -> MACs run while it ran (its sub-modules' included)
     by_weight:dict=field(default_factory=dict)   # id of a weight parameter -> MACs of the products that read it
@@ -144,7 +144,7 @@ def _storage_of(t:torch.Tensor):
 
 # %% ../../nbs/core/counter.ipynb #c7a1e2d3
 class _ModuleStack:
-    "The names of `model`'s modules whose forward is under way, each one's calls and first shapes: global forward hooks, no autograd hooks."
+    "Names of `model`'s modules whose forward is under way, their calls and first shapes (global forward hooks)."
     def __init__(self, model:nn.Module, count:_MacCount):
         self.names = {id(m): n for n, m in model.named_modules()}
         self.count, self.running, self.handles = count, [], []
@@ -170,18 +170,19 @@ class _ModuleStack:
         if calls == 1: self.count.shapes[name] = (_shape(args), _shape(out))
 
 # %% ../../nbs/core/counter.ipynb #c7a1e2d4
-_NO_PRODUCTS = ('aten', 'prims', 'prim', 'profiler', 'c10d', '_c10d_functional')   # namespaces whose formula-less operators multiply nothing
-_FUSED = ('_native_multi_head_attention', '_transformer_encoder_layer_fwd', 'mkldnn_rnn_layer')  # aten kernels that do, with no formula
+# namespaces whose operators without a formula multiply nothing; aten kernels that multiply but have no formula
+_NO_PRODUCTS = ('aten', 'prims', 'prim', 'profiler', 'c10d', '_c10d_functional')
+_FUSED = ('_native_multi_head_attention', '_transformer_encoder_layer_fwd', 'mkldnn_rnn_layer')
 
 def _hidden_products(func) -> str|None:
-    "Why an operator without a formula may hide products that are not counted (a custom operator, a fused kernel); None if it does not."
+    "Why an operator without a formula may hide products (a custom operator, a fused kernel); None if it does not."
     if getattr(func, 'namespace', 'aten') not in _NO_PRODUCTS:
         return "a custom operator without a MAC formula (torch.utils.flop_counter.register_flop_formula gives it one)"
     if func._overloadpacket.__name__ in _FUSED: return "a fused kernel without a MAC formula"
     return None
 
 class _MacCounter(TorchDispatchMode):
-    "Counts each operator that has a formula, for the running modules and the one weight parameter it reads; records what it cannot count."
+    "Counts each operator with a formula, for the running modules and the weight it reads; records what it cannot."
     def __init__(self, formulas:dict, owners:dict, stack:_ModuleStack, count:_MacCount):
         super().__init__()
         self.formulas, self.owners, self.stack, self.count = formulas, owners, stack, count
@@ -189,7 +190,7 @@ class _MacCounter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         formula = self.formulas.get(func._overloadpacket)
-        if formula is None and func is not torch.ops.prim.device.default:     # as FlopCounterMode: count what it decomposes into
+        if formula is None and func is not torch.ops.prim.device.default:     # as FlopCounterMode: its decomposition
             with self:
                 out = func.decompose(*args, **kwargs)
             if out is not NotImplemented: return out
@@ -205,11 +206,12 @@ class _MacCounter(TorchDispatchMode):
             self.count.skip(str(op), f"its MAC formula failed: {_why(e)}")
             return
         read = {id(p) for t in tensors_of((args, kwargs)) if (p := self.owners.get(_storage_of(t))) is not None}
-        self.count.add(macs, self.stack.running, read.pop() if len(read) == 1 else None)   # a product of two weights is nobody's
+        weight = read.pop() if len(read) == 1 else None        # a product of two weights is nobody's
+        self.count.add(macs, self.stack.running, weight)
 
 # %% ../../nbs/core/counter.ipynb #c7a1e2d5
 def _counted_forward(model:nn.Module, example_inputs) -> _MacCount:
-    "One eval-mode, no-grad forward counted by `_MacCounter`; if it fails, `_count_by_shapes` (a `ValueError` only when the model cannot run)."
+    "One eval-mode, no-grad forward counted by `_MacCounter`; if it fails, `_count_by_shapes`."
     owners = {}                                     # storage of each weight parameter -> the parameter (tied ones once)
     for p in model.parameters():
         storage = _storage_of(p)
@@ -223,10 +225,11 @@ def _counted_forward(model:nn.Module, example_inputs) -> _MacCount:
     return count
 
 def _count_by_shapes(model:nn.Module, example_inputs, error:Exception) -> _MacCount:
-    "The layers' products in a plain forward, from their shapes, when the counting forward failed with `error` (recorded)."
+    "The layers' products in a plain forward, from their shapes, when the counting forward failed with `error`."
     count = _MacCount()
-    count.skip('(the counting forward)', f"it failed ({_why(error)}); Linear, convolution and Conv1D layers counted from their shapes, "
-               "other products not (attention's scores, matmuls in a forward, RNNs, nn.MultiheadAttention's projections)")
+    count.skip('(the counting forward)', f"it failed ({_why(error)}); Linear, convolution and Conv1D layers counted "
+               "from their shapes, other products not (attention's scores, matmuls in a forward, RNNs, "
+               "nn.MultiheadAttention's projections)")
     with eval_mode(model), torch.no_grad(), _ModuleStack(model, count) as stack:
         def layer(m, args, out):
             macs, name = _layer_products(m, args, out), stack.names.get(id(m))
@@ -237,20 +240,20 @@ def _count_by_shapes(model:nn.Module, example_inputs, error:Exception) -> _MacCo
     return count
 
 def _layer_products(m:nn.Module, args, out) -> int:
-    "MACs of one call of a Linear, a convolution or an HF `Conv1D`, from its weight and its input or output size; 0 for other modules."
+    "MACs of one call of a Linear, a convolution or an HF `Conv1D`, from its weight and input or output size; else 0."
     w = getattr(m, 'weight', None)
     if not isinstance(out, torch.Tensor) or not isinstance(w, torch.Tensor): return 0
     if isinstance(m, nn.Linear): return out.numel() * w.shape[1]
     if isinstance(m, nn.modules.conv._ConvTransposeNd): return tensors_of(args)[0].numel() * math.prod(w.shape[1:])
     if isinstance(m, nn.modules.conv._ConvNd): return out.numel() * math.prod(w.shape[1:])
-    if type(m).__name__ == 'Conv1D' and w.dim() == 2: return out.numel() * w.shape[0]    # transformers' Conv1D: weight in x out
+    if type(m).__name__ == 'Conv1D' and w.dim() == 2: return out.numel() * w.shape[0]    # HF Conv1D: weight in x out
     return 0
 
 # %% ../../nbs/core/counter.ipynb #ed24b21a
 def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
                        example_inputs,    # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                       ) -> tuple:
-    "Total MACs and params of `model` for one forward on `example_inputs`, and a per-layer DataFrame (`df.attrs['uncounted']`: what was not counted)."
+    "Total MACs and params of `model` for one forward on `example_inputs`, and a per-layer DataFrame."
     count, macs_of = _count_macs(model, example_inputs)
     rows, seen = [], set()
     with torch.no_grad():
@@ -281,10 +284,11 @@ def _unit_row(name:str, unit:WeightUnit, macs:int, seen:set) -> dict:
     seen.add(id(p))
     nonzero = int(torch.count_nonzero(p))
     return dict(layer=name, type=unit.kind, weight_shape=tuple(p.shape), input_shape=None, output_shape=None, macs=macs,
-                params=p.numel(), nonzero_params=nonzero, nonzero_macs=round(macs * nonzero / max(p.numel(), 1)), calls=0)
+                params=p.numel(), nonzero_params=nonzero, nonzero_macs=round(macs * nonzero / max(p.numel(), 1)),
+                calls=0)
 
 def _layer_row(name:str, m:nn.Module, macs:int, count:_MacCount, seen:set) -> dict|None:
-    "The row of a leaf layer: the tensors it owns (each counted once), its MACs, calls and first shapes; None if it neither ran nor holds any."
+    "A leaf layer's row: tensors it owns (each once), MACs, calls, first shapes; None if it did not run and holds none."
     params, nonzero = 0, 0
     for _, p, eff in _own_tensors(m):
         if id(p) in seen: continue
@@ -309,21 +313,22 @@ def _rows(model:nn.Module, layers:list) -> list:
     return [r for n, m in model.named_modules() for r in units.get(id(m), []) + ([(n, m)] if id(m) in leaf else [])]
 
 def _count_macs(model:nn.Module, example_inputs) -> tuple:
-    "`(_MacCount, name -> MACs)` of one eval-mode, no-grad forward: a layer's MACs are its own calls', or what its weight multiplies."
+    "`(_MacCount, name -> MACs)` of one eval-mode, no-grad forward: a layer's own calls, or what its weight multiplies."
     count = _counted_forward(model, example_inputs)
     units = candidate_units(model, embeddings=True, aliases=True)[0]
     mods = dict(model.named_modules())
     own_of = lambda name: count.by_module.get(name, 0)      # everything a module runs, its sub-modules included
     by_weight = lambda w: count.by_weight.get(id(w), 0)
-    claimed = {id(m.weight) for n, m in mods.items()       # weights a module multiplies in its own calls (a tied lm_head's)
+    claimed = {id(m.weight) for n, m in mods.items()       # weights a module multiplies itself (a tied lm_head's)
                if isinstance(getattr(m, 'weight', None), torch.Tensor) and _is_layer(m) and own_of(n)}
     def macs_of(name):
         u = units.get(name)
         if isinstance(u, WeightUnit) and u.pname != 'weight': return by_weight(u.weight)
         own, w = own_of(name), getattr(mods.get(name), 'weight', None)
-        if own or not isinstance(w, torch.Tensor): return own - sum(by_weight(x.weight) for _, x in _rows_of(units, mods.get(name)))
+        if own or not isinstance(w, torch.Tensor):
+            return own - sum(by_weight(x.weight) for _, x in _rows_of(units, mods.get(name)))
         if id(w) in claimed: return 0               # a tied weight (an embedding sharing the lm_head's): its MACs are that layer's
-        return by_weight(w)                         # a layer whose weight its parent multiplies (nn.MultiheadAttention's out_proj)
+        return by_weight(w)                         # a layer whose weight its parent multiplies (attention's out_proj)
     return count, macs_of
 
 def _rows_of(units:dict, m) -> list:
@@ -331,7 +336,7 @@ def _rows_of(units:dict, m) -> list:
     return [(n, u) for n, u in units.items() if isinstance(u, WeightUnit) and u.pname != 'weight' and u.module is m]
 
 class LayerMacs(dict):
-    "Layer name -> MACs (a dict), and `uncounted`: what ran but could not be counted -> {'calls': n, 'reason': why} (empty if nothing)."
+    "Layer name -> MACs (a dict), and `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}."
     def __init__(self, macs:dict, uncounted:dict):
         super().__init__(macs)
         self.uncounted = uncounted
@@ -340,7 +345,7 @@ def layer_macs(model:nn.Module,   # the model; left unchanged
                layers,            # names of leaf layers
                example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
               ) -> LayerMacs:
-    "Name -> MACs of one forward on `example_inputs`, for each of `layers` (0 for a layer that did not run), and what was not counted."
+    "Name -> MACs of one forward on `example_inputs`, for each of `layers` (0: did not run), and what was not counted."
     count, macs_of = _count_macs(model, example_inputs)
     return LayerMacs({n: int(macs_of(n)) for n in layers}, count.uncounted)
 
@@ -349,7 +354,8 @@ def weightless_macs(model:nn.Module,   # the model; left unchanged
                    ) -> dict:
     "Module name -> MACs of the operations without a weight (attention's products) that the module runs itself, not through a sub-module."
     count, macs_of = _count_macs(model, example_inputs)
-    weighted = [(n, macs_of(n)) for n, m in _rows(model, _layers(model)) if isinstance(getattr(m, 'weight', None), torch.Tensor)]
+    rows = _rows(model, _layers(model))
+    weighted = [(n, macs_of(n)) for n, m in rows if isinstance(getattr(m, 'weight', None), torch.Tensor)]
     inside = lambda n, root: root == '' or n == root or n.startswith(root + '.')
     kids = lambda name, m: [f"{name}.{c}" if name else c for c, _ in m.named_children()]
     free = {}

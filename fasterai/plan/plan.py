@@ -137,7 +137,8 @@ def summary(self:Plan):
              f"damage {self.damage:+.4f}, the sum of the units' measured damage)",
              f"Kept, in percent of {scope}:"] + _budget_lines(self)
     if self.costs.uncounted:                     # `fasterai.core.counter`: products the MAC count could not count
-        lines += ["MACs exclude what the counter could not count (a lower bound): " + '; '.join(uncounted_lines(self.costs.uncounted))]
+        left_out = '; '.join(uncounted_lines(self.costs.uncounted))
+        lines += [f"MACs exclude what the counter could not count (a lower bound): {left_out}"]
     lines += ['Kinds: ' + '; '.join(f"{k} ({', '.join(f'{a}={b}' for a, b in s.items()) or 'defaults'})" for k, s in self.kinds.items())]
     df = self.to_dataframe()
     lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]

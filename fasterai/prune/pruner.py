@@ -455,7 +455,7 @@ def report(self:Pruner):
                      params_before=before['params'], params_after=now['params'],
                      macs_before=before['macs'], macs_after=now['macs']))
     out = pd.DataFrame(rows)
-    out.attrs['uncounted'] = {**before.get('uncounted', {}), **now['uncounted']}   # what the MAC count left out (`fasterai.core.counter`)
+    out.attrs['uncounted'] = {**before.get('uncounted', {}), **now['uncounted']}   # what the MAC count left out
     return out
 
 @patch
@@ -470,4 +470,5 @@ def print_sparsity(self:Pruner):
         b, a = t[f'{what}_before'], t[f'{what}_after']
         label = {'channels': 'prunable channels', 'params': 'parameters', 'macs': 'MACs'}[what]
         print(f"{label:<18}: {b:>14,} -> {a:>14,} ({100 * (1 - a / b) if b else 0:5.1f}% removed)")
-    if df.attrs['uncounted']: print("MACs not counted (left out of the MACs above): " + '; '.join(uncounted_lines(df.attrs['uncounted'])))
+    if df.attrs['uncounted']:
+        print("MACs not counted (left out of the MACs above): " + '; '.join(uncounted_lines(df.attrs['uncounted'])))
