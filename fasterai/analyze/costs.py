@@ -48,6 +48,7 @@ class CostModel:
     sparse_index:str|None=None   # bytes of a sparsified tensor: its values only (None), or plus a 'bitmask' of one bit per position
     pruning_macs:dict=field(default_factory=dict)   # pruning group id -> [[level, MACs of weightless operations it removes], ...] (attention's products; groups that remove some)
     sparse_macs:bool=False      # MACs of a sparsified weight: what dense kernels run, zeros included (False), or its non-zero weights' only (True: a runtime that skips zeros)
+    uncounted:dict=field(default_factory=dict)      # what the MAC count left out -> {'calls', 'reason'} (not in macs)
 
     def __post_init__(self):
         check_flag('count_other', self.count_other)
@@ -201,7 +202,9 @@ def merge_cost_models(models:list) -> CostModel:
                 have = {float(lv): rows for lv, rows in merged.get(g, [])}
                 for lv, rows in table: have.setdefault(float(lv), rows)
                 merged[g] = [[lv, have[lv]] for lv in sorted(have)]
-    return CostModel(**{**base.to_dict(), 'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs})
+    uncounted = {k: v for c in cms for k, v in c.uncounted.items()}
+    merged = {'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs, 'uncounted': uncounted}
+    return CostModel(**{**base.to_dict(), **merged})
 
 # %% ../../nbs/analyze/costs.ipynb #d1e2f3a4
 def _weightless_counter(model, sample, params:list):
@@ -273,7 +276,7 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
     return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
                      [int(torch.count_nonzero(p)) for _, p in params], [p.element_size() * 8 for _, p in params],
                      weights, macs, float(other), {n: list(ax) for n, ax in layers.items()},
-                     table, scoped, scope == 'model', pruning_macs=pmacs)
+                     table, scoped, scope == 'model', pruning_macs=pmacs, uncounted=df.attrs.get('uncounted', {}))
 
 # %% ../../nbs/analyze/costs.ipynb #79defeda
 def measure(model:nn.Module,               # a (compressed) model

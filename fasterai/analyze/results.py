@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from ..core.select import candidate_units
 from ..core.units import check_flag, fraction_warnings
+from ..core.counter import uncounted_lines
 from .targets import check_bounds, scaled_targets, curve_targets
 from .compressions import get_compression, compressions, PERCENT
 from .confidence import within_noise, samples_to_separate
@@ -296,6 +297,9 @@ def _coverage_lines(r, measured:list) -> list[str]:
     out = [f"Coverage: {held} {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
            f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else '')]
     if c['outside']: out += ["Weights outside the analysis:"] + [f"  {k} ×{v['count']} ({v['params']:,} params)" for k, v in c['outside'].items()]
+    if c.get('macs_uncounted'):                          # `fasterai.core.counter`: what the MAC count left out, and why
+        out += ["MACs not counted (every MACs figure here leaves them out, a lower bound; their share is unknown):"]
+        out += [f"  {line}" for line in uncounted_lines(c['macs_uncounted'])]
     return out
 
 def _summary_text(self:SensitivityResult, top:int=5) -> str:

@@ -74,7 +74,7 @@ def check_sample(model:nn.Module,  # the model
     "Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each layer's MACs, and the input that ran."
     first, err = first_item(sample), None
     for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
-        try: macs = layer_macs(model, list(layers), inputs)             # `fasterai.core.counter`: torch's FlopCounterMode
+        try: macs = layer_macs(model, list(layers), inputs)             # raises only if the model cannot run
         except ValueError as e: err = e.__cause__ or e; continue
         if run is not None: run(inputs)
         return macs, inputs
@@ -318,6 +318,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     cut = {cm.names[t] for table in cm.pruning.values() for _, rows in table for t, *_ in rows} if cm is not None else set()
     coverage = weight_inventory(self.model, sel, cls.weight_units,      # and the weights the measured groups cut that are no layer of theirs (in_proj_weight)
                                 {id(p) for n, p in self.model.named_parameters() if n in cut})
+    if macs.uncounted: coverage['macs_uncounted'] = macs.uncounted     # what the MAC count left out, and why
     tried = [r for u, r in zip(m.units, m.results) if u.prunable is not False]
     if tried and all(r.failed is not None for r in tried):
         first = tried[0]

@@ -4,11 +4,13 @@
 
 # %% ../../nbs/core/counter.ipynb #98da78dc
 from __future__ import annotations
-import contextlib
+import contextlib, math
+from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
 import pandas as pd
-from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
+from torch.utils import flop_counter as torch_flops
+from torch.utils.flop_counter import sdpa_flop_count
 from torch.utils._python_dispatch import TorchDispatchMode
 from .inputs import run_model, input_shape, tensors_of
 from .model import eval_mode
@@ -16,8 +18,8 @@ from .granularity import WeightUnit
 from .select import candidate_units
 
 # %% auto #0
-__all__ = ['input_shapes', 'forward_with', 'countable_kernels', 'count_flops_params', 'layer_macs', 'weightless_macs',
-           'format_count']
+__all__ = ['input_shapes', 'forward_with', 'countable_kernels', 'count_flops_params', 'LayerMacs', 'layer_macs',
+           'weightless_macs', 'format_count', 'uncounted_lines']
 
 # %% ../../nbs/core/counter.ipynb #bc9a306b
 def input_shapes(example_inputs) -> str:
@@ -60,13 +62,9 @@ def _shape(x):
     return tuple(ts[0].shape) if ts else None
 
 # %% ../../nbs/core/counter.ipynb #4bac1f23
-_CPU_SDPA = getattr(torch.ops.aten, '_scaled_dot_product_flash_attention_for_cpu', None)
-_EXTRA_FORMULAS = ({_CPU_SDPA: lambda q, k, v, *args, out_shape=None, **kwargs: sdpa_flop_count(q, k, v)}
-                   if _CPU_SDPA is not None else {})     # torch's own attention formula, for its CPU kernel
-
 @contextlib.contextmanager
 def countable_kernels(model:nn.Module):
-    "Run `model` on kernels whose operators `FlopCounterMode` counts: no fused attention fast path, no oneDNN RNN layer (flags put back on exit)."
+    "Run `model` on kernels whose operators have MAC formulas: no fused attention fast path, no oneDNN RNN layer."
     fast, dnn = torch.backends.mha.get_fastpath_enabled(), torch.backends.mkldnn.enabled
     rnn = any(isinstance(m, nn.RNNBase) for m in model.modules())    # oneDNN stays on for convolutions otherwise (it is faster)
     torch.backends.mha.set_fastpath_enabled(False)
@@ -76,59 +74,195 @@ def countable_kernels(model:nn.Module):
         torch.backends.mha.set_fastpath_enabled(fast)
         if rnn: torch.backends.mkldnn.enabled = dnn
 
-class _WeightMacs(TorchDispatchMode):
-    "MACs of the counted operators by the weight parameter they read (matched by storage), beside `FlopCounterMode`."
-    def __init__(self, registry:dict, owners:dict):
-        super().__init__(); self.registry, self.owners, self.macs = registry, owners, {}
+# %% ../../nbs/core/counter.ipynb #c7a1e2d1
+_CPU_SDPA = getattr(torch.ops.aten, '_scaled_dot_product_flash_attention_for_cpu', None)
+_EXTRA_FORMULAS = ({_CPU_SDPA: lambda q, k, v, *args, out_shape=None, **kwargs: sdpa_flop_count(q, k, v)}
+                   if _CPU_SDPA is not None else {})     # torch's own attention formula, for its CPU kernel
+_ATTENTION_KERNELS = ('_scaled_dot_product_efficient_attention', '_scaled_dot_product_flash_attention',
+                      '_scaled_dot_product_cudnn_attention', '_scaled_dot_product_flash_attention_for_cpu')
+
+def _formulas() -> dict:
+    "Operator -> formula of its FLOPs (2 per MAC): torch's registry now, the CPU attention kernel's, GQA counted."
+    table = {**torch_flops.flop_registry, **{op: torch_flops.shape_wrapper(f) for op, f in _EXTRA_FORMULAS.items()}}
+    for name in _ATTENTION_KERNELS:
+        op = getattr(torch.ops.aten, name, None)
+        if op in table: table[op] = _grouped_attention(table[op])
+    return table
+
+def _grouped_attention(formula):
+    "An attention kernel's `formula` that also counts grouped-query attention (key/value heads repeated)."
+    def count(q, k, v, *args, **kwargs):
+        try: return formula(q, k, v, *args, **kwargs)
+        except Exception:
+            if not _groups_heads(q, k, v): raise
+            heads = q.shape[1]
+            return formula(q, _with_heads(k.shape, heads), _with_heads(v.shape, heads), *args, **kwargs)
+    return count
+
+def _groups_heads(q, k, v) -> bool:
+    "Whether dense (batch, heads, tokens, dim) query, key and value differ in heads only, the query's a multiple."
+    dense = all(isinstance(t, torch.Tensor) and t.dim() == 4 and not t.is_nested for t in (q, k, v))
+    if not dense: return False
+    q_heads, kv_heads = q.shape[1], k.shape[1]
+    return v.shape[1] == kv_heads < q_heads and q_heads % kv_heads == 0
+
+def _with_heads(shape, heads:int) -> tuple:
+    "`shape` (batch, heads, tokens, dim) with `heads` heads."
+    return (shape[0], heads, *shape[2:])
+
+# %% ../../nbs/core/counter.ipynb #c7a1e2d2
+@dataclass
+class _MacCount:
+    "One forward's MACs in total, by module and by weight; modules' calls and first shapes; what was not counted."
+    total:int=0                                  # MACs counted
+    by_module:dict=field(default_factory=dict)   # module name -> MACs run while it ran (its sub-modules' included)
+    by_weight:dict=field(default_factory=dict)   # id of a weight parameter -> MACs of the products that read it
+    calls:dict=field(default_factory=dict)       # module name -> how many times it ran
+    shapes:dict=field(default_factory=dict)      # module name -> (input shape, output shape) at its first call
+    uncounted:dict=field(default_factory=dict)   # what ran but is not counted -> {'calls': n, 'reason': why}
+
+    def add(self, macs:int, modules, weight=None):
+        "Count `macs`, run inside `modules` (names), reading the weight parameter of id `weight` (None: no single one)."
+        self.total += macs
+        for n in set(modules): self.by_module[n] = self.by_module.get(n, 0) + macs
+        if weight is not None: self.by_weight[weight] = self.by_weight.get(weight, 0) + macs
+
+    def skip(self, what:str, reason:str):
+        "Record one call of `what` that is not counted, and why (the first reason met)."
+        record = self.uncounted.setdefault(what, {'calls': 0, 'reason': reason})
+        record['calls'] += 1
+
+def _why(e:Exception) -> str:
+    "An exception in one line: its type and the first line of its message."
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0][:200]}" if lines else type(e).__name__
+
+def _storage_of(t:torch.Tensor):
+    "The address of `t`'s storage; None for a tensor without one (sparse, nested)."
+    try: return t.untyped_storage().data_ptr()
+    except (RuntimeError, NotImplementedError, TypeError): return None
+
+# %% ../../nbs/core/counter.ipynb #c7a1e2d3
+class _ModuleStack:
+    "Names of `model`'s modules whose forward is under way, their calls and first shapes (global forward hooks)."
+    def __init__(self, model:nn.Module, count:_MacCount):
+        self.names = {id(m): n for n, m in model.named_modules()}
+        self.count, self.running, self.handles = count, [], []
+
+    def __enter__(self):
+        self.handles = [nn.modules.module.register_module_forward_pre_hook(self._enter),
+                        nn.modules.module.register_module_forward_hook(self._leave)]
+        return self
+
+    def __exit__(self, *exc):
+        for h in self.handles: h.remove()
+
+    def _enter(self, m, args):
+        name = self.names.get(id(m))
+        if name is not None: self.running.append(name)
+
+    def _leave(self, m, args, out):
+        name = self.names.get(id(m))
+        if name not in self.running: return
+        del self.running[len(self.running) - 1 - self.running[::-1].index(name)]
+        calls = self.count.calls.get(name, 0) + 1
+        self.count.calls[name] = calls
+        if calls == 1: self.count.shapes[name] = (_shape(args), _shape(out))
+
+# %% ../../nbs/core/counter.ipynb #c7a1e2d4
+# namespaces whose operators without a formula multiply nothing; aten kernels that multiply but have no formula
+_NO_PRODUCTS = ('aten', 'prims', 'prim', 'profiler', 'c10d', '_c10d_functional')
+_FUSED = ('_native_multi_head_attention', '_transformer_encoder_layer_fwd', 'mkldnn_rnn_layer')
+
+def _hidden_products(func) -> str|None:
+    "Why an operator without a formula may hide products (a custom operator, a fused kernel); None if it does not."
+    if getattr(func, 'namespace', 'aten') not in _NO_PRODUCTS:
+        return "a custom operator without a MAC formula (torch.utils.flop_counter.register_flop_formula gives it one)"
+    if func._overloadpacket.__name__ in _FUSED: return "a fused kernel without a MAC formula"
+    return None
+
+class _MacCounter(TorchDispatchMode):
+    "Counts each operator with a formula, for the running modules and the weight it reads; records what it cannot."
+    def __init__(self, formulas:dict, owners:dict, stack:_ModuleStack, count:_MacCount):
+        super().__init__()
+        self.formulas, self.owners, self.stack, self.count = formulas, owners, stack, count
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        formula = self.formulas.get(func._overloadpacket)
+        if formula is None and func is not torch.ops.prim.device.default:     # as FlopCounterMode: its decomposition
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented: return out
         out = func(*args, **kwargs)
-        count = self.registry.get(func._overloadpacket)
-        if count is not None:
-            read = {id(p): p for t in tensors_of((args, kwargs))
-                    if (p := self.owners.get(t.untyped_storage().data_ptr())) is not None}
-            if len(read) == 1:                       # one weight (a product of two weights is nobody's)
-                k = next(iter(read))
-                self.macs[k] = self.macs.get(k, 0) + count(*args, **kwargs, out_val=out) // 2
+        if formula is not None: self._count(func._overloadpacket, formula, args, kwargs, out)
+        elif (why := _hidden_products(func)) is not None: self.count.skip(str(func._overloadpacket), why)
         return out
+
+    def _count(self, op, formula, args, kwargs, out):
+        "Count one call of `op`; a formula that fails records `op` as not counted."
+        try: macs = int(formula(*args, **kwargs, out_val=out)) // 2
+        except Exception as e:
+            self.count.skip(str(op), f"its MAC formula failed: {_why(e)}")
+            return
+        read = {id(p) for t in tensors_of((args, kwargs)) if (p := self.owners.get(_storage_of(t))) is not None}
+        weight = read.pop() if len(read) == 1 else None        # a product of two weights is nobody's
+        self.count.add(macs, self.stack.running, weight)
+
+# %% ../../nbs/core/counter.ipynb #c7a1e2d5
+def _counted_forward(model:nn.Module, example_inputs) -> _MacCount:
+    "One eval-mode, no-grad forward counted by `_MacCounter`; if it fails, `_count_by_shapes`."
+    owners = {}                                     # storage of each weight parameter -> the parameter (tied ones once)
+    for p in model.parameters():
+        storage = _storage_of(p)
+        if p.dim() >= 2 and storage is not None: owners.setdefault(storage, p)
+    count = _MacCount()
+    try:
+        with eval_mode(model), torch.no_grad(), countable_kernels(model), _ModuleStack(model, count) as stack:
+            with _MacCounter(_formulas(), owners, stack, count): run_model(model, example_inputs)
+    except Exception as e:
+        return _count_by_shapes(model, example_inputs, e)
+    return count
+
+def _count_by_shapes(model:nn.Module, example_inputs, error:Exception) -> _MacCount:
+    "The layers' products in a plain forward, from their shapes, when the counting forward failed with `error`."
+    count = _MacCount()
+    count.skip('(the counting forward)', f"it failed ({_why(error)}); Linear, convolution and Conv1D layers counted "
+               "from their shapes, other products not (attention's scores, matmuls in a forward, RNNs, "
+               "nn.MultiheadAttention's projections)")
+    with eval_mode(model), torch.no_grad(), _ModuleStack(model, count) as stack:
+        def layer(m, args, out):
+            macs, name = _layer_products(m, args, out), stack.names.get(id(m))
+            if macs and name is not None: count.add(macs, [*stack.running, name], id(m.weight))
+        handle = nn.modules.module.register_module_forward_hook(layer)
+        try: forward_with(model, example_inputs)
+        finally: handle.remove()
+    return count
+
+def _layer_products(m:nn.Module, args, out) -> int:
+    "MACs of one call of a Linear, a convolution or an HF `Conv1D`, from its weight and input or output size; else 0."
+    w = getattr(m, 'weight', None)
+    if not isinstance(out, torch.Tensor) or not isinstance(w, torch.Tensor): return 0
+    if isinstance(m, nn.Linear): return out.numel() * w.shape[1]
+    if isinstance(m, nn.modules.conv._ConvTransposeNd): return tensors_of(args)[0].numel() * math.prod(w.shape[1:])
+    if isinstance(m, nn.modules.conv._ConvNd): return out.numel() * math.prod(w.shape[1:])
+    if type(m).__name__ == 'Conv1D' and w.dim() == 2: return out.numel() * w.shape[0]    # HF Conv1D: weight in x out
+    return 0
 
 # %% ../../nbs/core/counter.ipynb #ed24b21a
 def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
                        example_inputs,    # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                       ) -> tuple:
     "Total MACs and params of `model` for one forward on `example_inputs`, and a per-layer DataFrame."
-    layers = [(n, m) for n, m in model.named_modules() if _is_layer(m) and 'parametrizations' not in n.split('.')]
-    stats = {m: dict(calls=0, input_shape=None, output_shape=None) for _, m in layers}
-    def shapes(m, args, out):                # one global hook: calls and first shapes of every layer
-        s = stats.get(m)
-        if s is None: return
-        s['calls'] += 1
-        if s['calls'] == 1: s['input_shape'], s['output_shape'] = _shape(args), _shape(out)
-    handle = nn.modules.module.register_module_forward_hook(shapes)
-    try: total_macs, macs_of, _ = _count_macs(model, example_inputs)
-    finally: handle.remove()
+    count, macs_of = _count_macs(model, example_inputs)
     rows, seen = [], set()
     with torch.no_grad():
-        for name, m in _rows(model, layers):
-            if isinstance(m, WeightUnit):        # a weight parameter of its own (attention's in_proj_weight, an RNN's weight_ih_l0)
-                p = m.weight; seen.add(id(p)); nz = int(torch.count_nonzero(p)); macs = macs_of(name)
-                rows.append(dict(layer=name, type=m.kind, weight_shape=tuple(p.shape), input_shape=None, output_shape=None,
-                                 macs=macs, params=p.numel(), nonzero_params=nz, nonzero_macs=round(macs * nz / max(p.numel(), 1)),
-                                 calls=0))
-                continue
-            s, params, nonzero = stats[m], 0, 0
-            for _, p, eff in _own_tensors(m):
-                if id(p) in seen: continue
-                seen.add(id(p)); params += p.numel(); nonzero += int(torch.count_nonzero(eff))
-            if s['calls'] == 0 and params == 0: continue
-            w, macs = getattr(m, 'weight', None), macs_of(name)
-            rows.append(dict(layer=name or type(m).__name__, type=type(m).__name__,
-                             weight_shape=tuple(w.shape) if isinstance(w, torch.Tensor) else None,
-                             input_shape=s['input_shape'], output_shape=s['output_shape'],
-                             macs=macs, params=params, nonzero_params=nonzero,
-                             nonzero_macs=round(macs * _density(m)), calls=s['calls']))
+        for name, m in _rows(model, _layers(model)):
+            if isinstance(m, WeightUnit): rows.append(_unit_row(name, m, macs_of(name), seen))
+            else: rows.append(_layer_row(name, m, macs_of(name), count, seen))
+        rows = [r for r in rows if r is not None]
         rest = [p for p in model.parameters() if id(p) not in seen]
-        other_macs = total_macs - sum(r['macs'] for r in rows)
+        other_macs = count.total - sum(r['macs'] for r in rows)
         if rest or other_macs:
             rows.append(dict(layer='(other)', type='', weight_shape=None, input_shape=None, output_shape=None,
                              macs=other_macs, params=sum(p.numel() for p in rest),
@@ -136,8 +270,39 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
                              nonzero_macs=other_macs, calls=0))
     df = pd.DataFrame(rows, columns=['layer', 'type', 'weight_shape', 'input_shape', 'output_shape', 'macs',
                                      'params', 'nonzero_params', 'nonzero_macs', 'calls'])
+    df.attrs['uncounted'] = count.uncounted
     total_params = sum(p.numel() for p in model.parameters())
-    return total_macs, total_params, df
+    return count.total, total_params, df
+
+def _layers(model:nn.Module) -> list:
+    "(name, module) of the model's leaf layers (a parametrized leaf is one)."
+    return [(n, m) for n, m in model.named_modules() if _is_layer(m) and 'parametrizations' not in n.split('.')]
+
+def _unit_row(name:str, unit:WeightUnit, macs:int, seen:set) -> dict:
+    "The row of a weight parameter that is a unit of its own (attention's in_proj_weight, an RNN's weight_ih_l0)."
+    p = unit.weight
+    seen.add(id(p))
+    nonzero = int(torch.count_nonzero(p))
+    return dict(layer=name, type=unit.kind, weight_shape=tuple(p.shape), input_shape=None, output_shape=None, macs=macs,
+                params=p.numel(), nonzero_params=nonzero, nonzero_macs=round(macs * nonzero / max(p.numel(), 1)),
+                calls=0)
+
+def _layer_row(name:str, m:nn.Module, macs:int, count:_MacCount, seen:set) -> dict|None:
+    "A leaf layer's row: tensors it owns (each once), MACs, calls, first shapes; None if it did not run and holds none."
+    params, nonzero = 0, 0
+    for _, p, eff in _own_tensors(m):
+        if id(p) in seen: continue
+        seen.add(id(p))
+        params += p.numel()
+        nonzero += int(torch.count_nonzero(eff))
+    calls = count.calls.get(name, 0)
+    if calls == 0 and params == 0: return None
+    w = getattr(m, 'weight', None)
+    input_shape, output_shape = count.shapes.get(name, (None, None))
+    return dict(layer=name or type(m).__name__, type=type(m).__name__,
+                weight_shape=tuple(w.shape) if isinstance(w, torch.Tensor) else None,
+                input_shape=input_shape, output_shape=output_shape, macs=macs, params=params, nonzero_params=nonzero,
+                nonzero_macs=round(macs * _density(m)), calls=calls)
 
 def _rows(model:nn.Module, layers:list) -> list:
     "(name, layer or `WeightUnit`) in model order: each module's weight-parameter units, then the module if it is a leaf layer."
@@ -148,52 +313,54 @@ def _rows(model:nn.Module, layers:list) -> list:
     return [r for n, m in model.named_modules() for r in units.get(id(m), []) + ([(n, m)] if id(m) in leaf else [])]
 
 def _count_macs(model:nn.Module, example_inputs) -> tuple:
-    "`(total MACs, name -> MACs, module name -> MACs of all it runs)` of one eval-mode, no-grad forward, from torch's `FlopCounterMode`: a layer's own calls, or what its weight multiplies."
-    counter = FlopCounterMode(display=False, custom_mapping=_EXTRA_FORMULAS)
-    owners = {}                                     # storage of each weight parameter -> the parameter (tied ones once)
-    for p in model.parameters():
-        if p.dim() >= 2: owners.setdefault(p.untyped_storage().data_ptr(), p)
-    by_weight = _WeightMacs(counter.flop_registry, owners)
-    with eval_mode(model), torch.no_grad(), countable_kernels(model), counter, by_weight: forward_with(model, example_inputs)
-    per_module = counter.get_flop_counts()          # 'Root.name.sub' -> {op: flops}, per module (torch's own tracker)
-    root, units = type(model).__name__, candidate_units(model, embeddings=True, aliases=True)[0]
+    "`(_MacCount, name -> MACs)` of one eval-mode, no-grad forward: a layer's own calls, or what its weight multiplies."
+    count = _counted_forward(model, example_inputs)
+    units = candidate_units(model, embeddings=True, aliases=True)[0]
     mods = dict(model.named_modules())
-    def own_of(name): return sum(per_module.get(f"{root}.{name}" if name else root, {}).values()) // 2
-    claimed = {id(m.weight) for n, m in mods.items()     # weights a module multiplies in its own calls (a tied lm_head's)
+    own_of = lambda name: count.by_module.get(name, 0)      # everything a module runs, its sub-modules included
+    by_weight = lambda w: count.by_weight.get(id(w), 0)
+    claimed = {id(m.weight) for n, m in mods.items()       # weights a module multiplies itself (a tied lm_head's)
                if isinstance(getattr(m, 'weight', None), torch.Tensor) and _is_layer(m) and own_of(n)}
     def macs_of(name):
         u = units.get(name)
-        if isinstance(u, WeightUnit) and u.pname != 'weight': return by_weight.macs.get(id(u.weight), 0)
+        if isinstance(u, WeightUnit) and u.pname != 'weight': return by_weight(u.weight)
         own, w = own_of(name), getattr(mods.get(name), 'weight', None)
-        if own or not isinstance(w, torch.Tensor): return own - sum(by_weight.macs.get(id(x.weight), 0) for _, x in _rows_of(units, mods.get(name)))
+        if own or not isinstance(w, torch.Tensor):
+            return own - sum(by_weight(x.weight) for _, x in _rows_of(units, mods.get(name)))
         if id(w) in claimed: return 0               # a tied weight (an embedding sharing the lm_head's): its MACs are that layer's
-        return by_weight.macs.get(id(w), 0)         # a layer whose weight its parent multiplies (nn.MultiheadAttention's out_proj)
-    return counter.get_total_flops() // 2, macs_of, own_of    # own_of: everything a module runs, its sub-modules included
+        return by_weight(w)                         # a layer whose weight its parent multiplies (attention's out_proj)
+    return count, macs_of
 
 def _rows_of(units:dict, m) -> list:
     "The weight-parameter units that module `m` holds (their MACs are reported apart from the module's)."
     return [(n, u) for n, u in units.items() if isinstance(u, WeightUnit) and u.pname != 'weight' and u.module is m]
 
+class LayerMacs(dict):
+    "Layer name -> MACs (a dict), and `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}."
+    def __init__(self, macs:dict, uncounted:dict):
+        super().__init__(macs)
+        self.uncounted = uncounted
+
 def layer_macs(model:nn.Module,   # the model; left unchanged
                layers,            # names of leaf layers
                example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
-              ) -> dict:
-    "Name -> MACs of one forward on `example_inputs`, for each of `layers` (0 for a layer that did not run)."
-    _, macs_of, _ = _count_macs(model, example_inputs)
-    return {n: int(macs_of(n)) for n in layers}
+              ) -> LayerMacs:
+    "Name -> MACs of one forward on `example_inputs`, for each of `layers` (0: did not run), and what was not counted."
+    count, macs_of = _count_macs(model, example_inputs)
+    return LayerMacs({n: int(macs_of(n)) for n in layers}, count.uncounted)
 
 def weightless_macs(model:nn.Module,   # the model; left unchanged
                     example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                    ) -> dict:
     "Module name -> MACs of the operations without a weight (attention's products) that the module runs itself, not through a sub-module."
-    _, macs_of, every = _count_macs(model, example_inputs)
-    layers = [(n, m) for n, m in model.named_modules() if _is_layer(m) and 'parametrizations' not in n.split('.')]
-    weighted = [(n, macs_of(n)) for n, m in _rows(model, layers) if isinstance(getattr(m, 'weight', None), torch.Tensor)]
+    count, macs_of = _count_macs(model, example_inputs)
+    rows = _rows(model, _layers(model))
+    weighted = [(n, macs_of(n)) for n, m in rows if isinstance(getattr(m, 'weight', None), torch.Tensor)]
     inside = lambda n, root: root == '' or n == root or n.startswith(root + '.')
     kids = lambda name, m: [f"{name}.{c}" if name else c for c, _ in m.named_children()]
     free = {}
     for name, m in reversed(list(model.named_modules())):   # sub-modules first
-        ran = every(name)
+        ran = count.by_module.get(name, 0)
         free[name] = (max(ran - sum(v for n, v in weighted if inside(n, name)), 0) if ran   # 0: a layer its parent multiplies (out_proj)
                       else sum(free[k] for k in kids(name, m)))                             # a container never called (nn.ModuleList)
     own = {name: free[name] - sum(free[k] for k in kids(name, m)) for name, m in model.named_modules()}
@@ -207,3 +374,8 @@ def format_count(n:float,        # a count (MACs, params)
     for p, f in (('T', 1e12), ('G', 1e9), ('M', 1e6), ('K', 1e3)):
         if abs(n) >= f: return f"{n / f:.{digits}f} {p}"
     return f"{n:g}" if isinstance(n, float) else str(n)
+
+# %% ../../nbs/core/counter.ipynb #e5a0f001
+def uncounted_lines(uncounted:dict) -> list:
+    "One line per thing a MAC count left out (`df.attrs['uncounted']`): `name ×calls (reason)`."
+    return [f"{name} ×{record['calls']} ({record['reason']})" for name, record in uncounted.items()]

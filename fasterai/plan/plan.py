@@ -12,6 +12,7 @@ import torch.nn as nn
 from fastcore.basics import patch
 from ..core.units import check_percent, check_flag, check_flags
 from ..core.model import check_model
+from ..core.counter import uncounted_lines
 from ..core.select import candidate_modules, candidate_units
 from ..analyze.compressions import first_item, get_compression
 from ..analyze.results import SweepResult, damage
@@ -159,6 +160,9 @@ def summary(self:Plan):
     lines = [f"Plan: predicted {self.metric_name} {self.predicted_metric:.4f} (baseline {self.baseline:.4f}, {hib} is better; "
              f"damage {self.damage:+.4f}, the sum of the units' measured damage)",
              f"Kept, in percent of {scope}:"] + _budget_lines(self) + _sparse_lines(self)
+    if self.costs.uncounted:                     # `fasterai.core.counter`: products the MAC count could not count
+        left_out = '; '.join(uncounted_lines(self.costs.uncounted))
+        lines += [f"MACs exclude what the counter could not count (a lower bound): {left_out}"]
     lines += ['Kinds: ' + '; '.join(f"{k} ({', '.join(f'{a}={b}' for a, b in s.items()) or 'defaults'})" for k, s in self.kinds.items())]
     df = self.to_dataframe()
     lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]

@@ -16,7 +16,7 @@ from ..core.units import check_percents
 from ..core.model import eval_mode, check_model
 from ..core.select import select_modules
 from ..core.topology import fixed_reshapes
-from ..core.counter import count_flops_params
+from ..core.counter import count_flops_params, uncounted_lines
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
                                  LAYERS, layer_types, out_axis, output_tensors)
 
@@ -441,7 +441,8 @@ def _counts(self:Pruner) -> dict:
     layers = {n: (self.graph.out_channels(m), sum(p.numel() for p in m.parameters()),
                   int(layer_macs.get(n, 0))) for n, m in self._layers}
     gs = self._targeted()
-    return dict(layers=layers, macs=int(macs), params=int(params), channels=sum(g.channels for g in gs))
+    return dict(layers=layers, macs=int(macs), params=int(params), channels=sum(g.channels for g in gs),
+                uncounted=df.attrs.get('uncounted', {}))
 
 @patch
 def report(self:Pruner):
@@ -456,7 +457,9 @@ def report(self:Pruner):
     rows.append(dict(layer='total', type='', group='', channels_before=before['channels'], channels_after=now['channels'],
                      params_before=before['params'], params_after=now['params'],
                      macs_before=before['macs'], macs_after=now['macs']))
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs['uncounted'] = {**before.get('uncounted', {}), **now['uncounted']}   # what the MAC count left out
+    return out
 
 @patch
 def print_sparsity(self:Pruner):
@@ -470,3 +473,5 @@ def print_sparsity(self:Pruner):
         b, a = t[f'{what}_before'], t[f'{what}_after']
         label = {'channels': 'prunable channels', 'params': 'parameters', 'macs': 'MACs'}[what]
         print(f"{label:<18}: {b:>14,} -> {a:>14,} ({100 * (1 - a / b) if b else 0:5.1f}% removed)")
+    if df.attrs['uncounted']:
+        print("MACs not counted (left out of the MACs above): " + '; '.join(uncounted_lines(df.attrs['uncounted'])))
