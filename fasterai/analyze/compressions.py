@@ -15,7 +15,7 @@ from .costs import Selection
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits, check_flag
 from ..core.model import ModelGuard
-from ..sparse.sparsifier import layer_mask, MaskScratch
+from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed
 from ..core.inputs import run_model, input_shape, to_device
 from ..quantize.quantizer import (fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges, calibration_batches,
                                         off_grid_steps, float32_layer, HALF_WRITE_STEPS,
@@ -212,6 +212,10 @@ class Compression:
         "A caveat on what was measured on `unit` at `levels` (None: none), for the result."
         return None
 
+    def cost_sources(self) -> dict:
+        "What the analysis' measurements leave that the cost model can reuse (keywords of `build_cost_model`): nothing by default."
+        return {}
+
     def selection(self, unit:Unit, level) -> Selection:
         "`unit` at `level` as a cost-model `Selection` (what the analysis records the cost of)."
         raise NotImplementedError(f"{type(self).__name__} does not say what it removes: define selection() to record its costs")
@@ -337,7 +341,7 @@ class SparsityCompression(_WeightEdit):
         _masked(self._original(name), keep, m.weight.detach())
         out = {'touched': [name]}
         if self.options['granularity'] in ('filter', 'channel'):     # whole output (filter) / input (channel) channels zeroed
-            out['channels_removed'] = int((~layer_mask(scores, scores, level)).sum())
+            out['channels_removed'] = n_zeroed(scores.numel(), level)      # exactly that many groups: no count on the device
         return out
 
     def removed(self, unit:Unit, level) -> dict:
@@ -357,10 +361,8 @@ def _masked(src:torch.Tensor, keep:torch.Tensor, dst:torch.Tensor):
         d = dst.numpy()
         with np.errstate(invalid='ignore'): np.multiply(src.numpy(), keep.numpy(), out=d)
         if not np.isfinite(d).all(): d[~np.broadcast_to(keep.numpy(), d.shape)] = 0     # inf x 0 is NaN: zeroed means 0
-    else:
-        with torch.no_grad():
-            torch.mul(src, keep, out=dst)
-            if not dst.isfinite().all(): dst.masked_fill_(~keep.expand_as(dst), 0)
+    else:                                                                  # one pass, no host sync: zeroed means 0, even for inf
+        with torch.no_grad(): torch.where(keep, src, torch.zeros((), dtype=dst.dtype, device=dst.device), out=dst)
 
 # %% ../../nbs/analyze/compressions.ipynb #d9c9c5ef
 RESOLVED_STEPS = 1 / 8    # a grid finer than a half dtype's resolution: written back, a value would land further off it (in steps)
@@ -420,7 +422,7 @@ class QuantizationCompression(_WeightEdit):
                 if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)   # its parent uses it directly
                 self._edited = (m, name)
                 fake_quantize(w, level, axis, out=m.weight.detach())
-            else: self._float32 = float32_layer(m, fake_quantize(w.float(), level, axis))   # a half dtype: float32, as the float32 analysis
+            else: self._float32 = float32_layer(m, fake_quantize(w, level, axis, dtype=torch.float32))   # half: as in float32
         if self.options['quant_activations']:
             lo, hi = self.ranges[name]
             self._hook = m.register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=level))
@@ -464,10 +466,12 @@ class PruningCompression(Compression):
         self.pruner = Pruner(self.setup.model, 0, criteria=self.setup.criteria, example_inputs=inputs)
 
     def prepare(self):
-        self._cm = None
+        self._cm, self.cuts = None, {}
+        self._shapes = {n: tuple(p.shape) for n, p in self.setup.model.named_parameters()}
         if self.pruner is None: self.run_sample(first_item(self.setup.sample))   # the sample did not run here yet
         self._reuse = self.pruner.reuse_scores()       # the weights never change: score each group once
         self._reuse.__enter__()
+        self.pruner.score_groups()                     # every group's scores to the host in one transfer
 
     def units(self) -> list[Unit]:
         units, placed = [], set()
@@ -486,6 +490,8 @@ class PruningCompression(Compression):
         cm = self.pruner.pruned({unit.group: level})
         info = cm.__enter__()
         self._cm = cm
+        self.cuts[(unit.group, float(level))] = [[n, ax, s0 - s1] for n, p in self.setup.model.named_parameters()   # read from shapes,
+                                                 for ax, (s0, s1) in enumerate(zip(self._shapes[n], p.shape)) if s0 != s1]   # for the costs
         before, after = info.groups.get(unit.group, (0, 0))
         return {'channels_removed': before - after, 'touched': list(info.touched),
                 'indices': info.indices.get(unit.group, [])}   # the root's removed channels (for estimates)
@@ -501,7 +507,11 @@ class PruningCompression(Compression):
         cm, self._cm = self._cm, None
         if cm is not None: cm.__exit__(None, None, None)
 
+    def cost_sources(self) -> dict:
+        "The cuts the measurements made and the Pruner that made them: the cost model reads them instead of pruning again."
+        return {'pruner': self.pruner, 'cuts': dict(getattr(self, 'cuts', {}))}
+
     def close(self):
         self.undo()
         if self._reuse is not None: self._reuse.__exit__(None, None, None)
-        self.pruner, self._reuse = None, None
+        self._reuse = None                             # the Pruner stays: `cost_sources`

@@ -13,11 +13,12 @@ import torch.nn as nn
 from fastcore.basics import patch
 from ..core.counter import count_flops_params, weightless_macs
 from ..core.model import ModelGuard, check_model
+from ..core.granularity import is_transposed_linear
 from ..core.select import candidate_modules, candidate_units
 from ..quantize.quantizer import Quantizer
 
 # %% auto #0
-__all__ = ['KEYS', 'SPARSE_INDEX', 'Selection', 'CostModel', 'merge_cost_models', 'build_cost_model', 'measure']
+__all__ = ['KEYS', 'SPARSE_INDEX', 'Selection', 'CostModel', 'merge_cost_models', 'WeightlessCuts', 'build_cost_model', 'measure']
 
 # %% ../../nbs/analyze/costs.ipynb #472ea3e9
 KEYS = ('params', 'macs', 'bytes')      # what a budget can limit
@@ -207,36 +208,55 @@ def merge_cost_models(models:list) -> CostModel:
     return CostModel(**{**base.to_dict(), **merged})
 
 # %% ../../nbs/analyze/costs.ipynb #d1e2f3a4
-def _weightless_counter(model, sample, params:list):
-    "`count(rows)`: the weightless MACs a cut removes, counted on the pruned model when it cuts a weight inside a module that runs such products (0 otherwise: it cannot change them)."
-    owners = weightless_macs(model, sample)
-    base, mods = sum(owners.values()), dict(model.named_modules())
-    if any(next(mods[o].parameters(), None) is None for o in owners): near = None     # a module of weightless products only: count every cut
-    else: near = {i for i, (n, _) in enumerate(params) if any(o == '' or n.startswith(o + '.') for o in owners)}
-    return lambda rows: base - sum(weightless_macs(model, sample).values()) if near is None or any(r[0] in near for r in rows) else 0.
+def _out_axes(model:nn.Module, params:list) -> list:
+    "Per parameter, the axis of its output channels: 1 for the weight of a transposed linear (HF `Conv1D`), else 0."
+    mods = dict(model.named_modules())
+    def axis(name):
+        owner, _, attr = name.rpartition('.')
+        m = mods.get(owner)
+        return 1 if attr == 'weight' and m is not None and is_transposed_linear(m) else 0
+    return [axis(n) for n, _ in params]
 
-def _pruned_rows(model, params:list, pruner, names:list, level:float, count=None) -> tuple:
-    "`([[tensor, axis, channels removed], ...], weightless MACs removed)` when the group of `names` is pruned by `level` percent (pruned, read, restored); `count(rows)` gives the weightless MACs removed (None: not counted)."
+class WeightlessCuts:
+    "The weightless MACs (attention's products) a cut removes, from shapes: each module's count scales with the output width of its first projection."
+    def __init__(self,
+                 owners:dict,    # module name -> MACs of the weightless operations it runs itself (`counter.weightless_macs`)
+                 params:list,    # `(name, parameter)` of the model, tied ones once (the rows' tensor indices)
+                 axes:list):     # per parameter, its output axis (`_out_axes`)
+        self.shapes, self.axes, self.first, self.opaque = [tuple(p.shape) for _, p in params], axes, {}, []
+        for o, macs in owners.items():
+            inside = [i for i, (n, p) in enumerate(params) if p.dim() >= 2 and (o == '' or n.startswith(o + '.'))]
+            if inside: self.first[o] = (macs, inside[0])     # q_proj, in_proj_weight, c_attn, query: the width of its heads
+            else: self.opaque.append(o)                      # products with no weight of its own inside: not derivable
+
+    def removed(self, rows:list) -> float:
+        "MACs of the weightless operations that the cut `rows` (`[[tensor, axis, channels removed], ...]`) removes."
+        cut = {(t, ax): r for t, ax, r in rows}
+        return float(sum(macs * cut[(t, self.axes[t])] / self.shapes[t][self.axes[t]]
+                         for macs, t in self.first.values() if (t, self.axes[t]) in cut))
+
+def _pruned_rows(model, params:list, pruner, names:list, level:float) -> list:
+    "`[[tensor, axis, channels removed], ...]` when the group of `names` is pruned by `level` percent (pruned, read, restored)."
     with pruner.pruned({n: level for n in names}):
         now = {n: tuple(p.shape) for n, p in model.named_parameters()}
-        rows = [[i, ax, s0 - s1] for i, (n, p) in enumerate(params) for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1]
-        return rows, (count(rows) if count else 0.)
+        return [[i, ax, s0 - s1] for i, (n, p) in enumerate(params) for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1]
 
-def _group_table(model, params:list, pruner, names:list, levels:list, count=None) -> tuple:
-    "`([[level, rows], ...], [[level, weightless MACs removed], ...])` of one group: pruned at its strongest level and checked at its mildest, the others scaled by the channels each cuts (each pruned if the check fails)."
+def _group_table(model, params:list, pruner, names:list, levels:list, seen:dict|None=None) -> list:
+    "`[[level, rows], ...]` of one group: the cuts `seen` (level -> rows, an analysis' own), else pruned at its strongest level and checked at its mildest; the other levels scaled by the channels each cuts."
+    seen = seen or {}
     cut = {lv: sum(b - a for b, a in pruner.channels_removed({n: lv for n in names}).values()) for lv in levels}
     cutting = sorted((lv for lv in levels if cut[lv] > 0), key=lambda lv: cut[lv])
-    if not cutting: return [[float(lv), []] for lv in levels], []
-    top = cutting[-1]
-    (rows, other), n = _pruned_rows(model, params, pruner, names, top, count), cut[top]
-    scaled = lambda lv: ([[t, ax, r * cut[lv] // n] for t, ax, r in rows] if cut[lv] else [], other * cut[lv] / n)
-    linear = all(r % n == 0 for *_, r in rows)
+    if not cutting: return [[float(lv), []] for lv in levels]
+    known = [lv for lv in seen if cut.get(lv, 0) > 0]
+    top = max(known, key=cut.get) if known else cutting[-1]
+    rows, n = seen[top] if known else _pruned_rows(model, params, pruner, names, top), cut[top]
+    def scaled(lv): return [[t, ax, r * cut[lv] // n] for t, ax, r in rows] if cut[lv] else []
+    linear = all(r % n == 0 for *_, r in rows) and all(sorted(seen[lv]) == sorted(scaled(lv)) for lv in known)
     low = cutting[0]
-    if linear and cut[low] != n:
-        got, want = _pruned_rows(model, params, pruner, names, low, count), scaled(low)
-        linear = sorted(got[0]) == sorted(want[0]) and abs(got[1] - want[1]) <= 1e-6 * max(other, 1)
-    out = [(float(lv), *(scaled(lv) if linear else _pruned_rows(model, params, pruner, names, lv, count))) for lv in levels]
-    return [[lv, rows] for lv, rows, _ in out], [[lv, float(m)] for lv, _, m in out if m]
+    if linear and not known and cut[low] != n:                 # no cut of the analysis to check against: one more prune
+        linear = sorted(_pruned_rows(model, params, pruner, names, low)) == sorted(scaled(low))
+    def rows_at(lv): return seen[lv] if lv in seen else scaled(lv) if linear else _pruned_rows(model, params, pruner, names, lv)
+    return [[float(lv), rows_at(lv)] for lv in levels]
 
 # %% ../../nbs/analyze/costs.ipynb #ee2903d0
 def build_cost_model(model:nn.Module,     # the uncompressed model (given back exactly as it was)
@@ -244,7 +264,9 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
                      layers:dict,         # planned layer name -> weight axes its sparsity granularity groups (() if not sparsified)
                      groups:dict,         # pruning group id -> (layer names given the percent, levels to record)
                      scope:str='model',   # count the whole 'model', or only the planned 'units' (their weights and MACs)
-                     guard:bool=True      # guard the model with `ModelGuard` (False: the caller already does, e.g. an analysis)
+                     guard:bool=True,     # guard the model with `ModelGuard` (False: the caller already does, e.g. an analysis)
+                     pruner=None,         # a `Pruner` of the model to reuse (an analysis' own); None: one is traced
+                     cuts:dict|None=None  # (group, level) -> [[parameter name, axis, channels removed], ...]: cuts already made
                     ) -> CostModel:
     "Gather, in one pass, what `CostModel.figures` needs for any selection over `layers` and `groups`."
     check_flag('guard', guard)
@@ -263,20 +285,34 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
     with (ModelGuard(model) if guard else contextlib.nullcontext()), torch.no_grad():
         total, _, df = count_flops_params(model, sample)
         macs = {r.layer: int(r.macs) for r in df.itertuples() if r.layer in weights and r.macs}
-        table, pmacs = {}, {}
         other = total - sum(macs.values())
-        count = _weightless_counter(model, sample, params) if other > 0 and groups else None   # attention's products shrink too
-        if groups:
-            from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
-            pruner = Pruner(model, 0, example_inputs=sample)
-        for g, (names, levels) in groups.items():
-            table[g], removed = _group_table(model, params, pruner, names, levels, count)
-            if removed: pmacs[g] = removed
+        table, pmacs = _pruning_tables(model, sample, params, groups, pruner, cuts, df.attrs.get('weightless', {}))
     scoped = (list(range(len(params))) if scope == 'model' else sorted({weights[n] for n in named}))
+    nz = df.attrs['nonzero']
     return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
-                     [int(torch.count_nonzero(p)) for _, p in params], [p.element_size() * 8 for _, p in params],
+                     [nz[n] for n, _ in params], [p.element_size() * 8 for _, p in params],
                      weights, macs, float(other), {n: list(ax) for n, ax in layers.items()},
                      table, scoped, scope == 'model', pruning_macs=pmacs, uncounted=df.attrs.get('uncounted', {}))
+
+def _pruning_tables(model, sample, params:list, groups:dict, pruner, cuts:dict|None, owners:dict) -> tuple:
+    "`(tables, weightless MACs removed)` of every group: its rows at each level, and where attention's products shrink, by how much."
+    if not groups: return {}, {}
+    if pruner is None:
+        from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
+        pruner = Pruner(model, 0, example_inputs=sample)
+    index = {n: i for i, (n, _) in enumerate(params)}
+    wl = WeightlessCuts(owners, params, _out_axes(model, params))
+    def removed_at(names, lv, rows):                   # weightless MACs a cut removes: from shapes, or counted on the pruned model
+        if not wl.opaque: return wl.removed(rows)
+        if not rows: return 0.
+        with pruner.pruned({n: lv for n in names}): return sum(owners.values()) - sum(weightless_macs(model, sample).values())
+    tables, pmacs = {}, {}
+    for g, (names, levels) in groups.items():
+        seen = {lv: [[index[n], ax, r] for n, ax, r in rows] for (gg, lv), rows in (cuts or {}).items() if gg == g}
+        tables[g] = _group_table(model, params, pruner, names, levels, seen)
+        removed = [[lv, removed_at(names, lv, rows)] for lv, rows in tables[g]]
+        if any(m for _, m in removed): pmacs[g] = [[lv, m] for lv, m in removed if m]
+    return tables, pmacs
 
 # %% ../../nbs/analyze/costs.ipynb #79defeda
 def measure(model:nn.Module,               # a (compressed) model

@@ -56,8 +56,8 @@ def _per_sample(v, n:int|None) -> tuple|None:
         if v.dim() != 1 or v.shape[0] != n: return None
         # One copy, summed by torch. Right after a forward pass each distinct tensor op costs ~10-15 µs more (cold caches)
         # than in a loop, so no op that is not needed: `detach` only when there is a graph to cut
-        t = (v.detach() if v.requires_grad else v).to(_CPU, _F64, copy=True)
-        return t.numpy(), t.sum().item() / n
+        s = (v.detach() if v.requires_grad else v).to(_CPU, _F64, copy=True).numpy()     # the one transfer of this evaluation
+        return s, float(s.sum()) / n
     if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == n:
         s = v.astype(np.float64)
         return s, float(np.add.reduce(s)) / n
@@ -217,6 +217,9 @@ class Evaluator:
         return None
 
     def close(self): "Free what `baseline` kept."
+    def describe(self) -> str|None:
+        "How the metric is evaluated, for the result's timing line (None: nothing to say)."
+        return None
     def _baseline(self): raise NotImplementedError
     def _compressed(self, touched): raise NotImplementedError
     def __enter__(self): return self
@@ -314,7 +317,8 @@ def tensor_bytes(t:torch.Tensor) -> memoryview:
     if type(t) is not torch.Tensor: t = t.as_subclass(torch.Tensor)     # e.g. fastai's TensorImage: plain bytes, no dispatch
     if t.is_sparse: t = t.to_dense()
     if t.is_quantized: t = t.int_repr()
-    t = t.cpu().contiguous().reshape(-1)
+    if t.device.type != 'cpu': t = t.cpu()
+    t = t.contiguous().reshape(-1)
     return t.view(torch.uint8).numpy().data if t.numel() else memoryview(b'')
 
 def digest_into(h, o):
@@ -366,13 +370,15 @@ class DataEvaluator(Evaluator):
         super().__init__(higher_is_better)
         self.model, self.data, self.metric = model, data, metric
         self.batches = eval_batches(data)
+        self._listed = isinstance(self.batches, (list, tuple))   # the same batches on every pass: nothing to check
         self.n_inp = getattr(self.batches, 'n_inp', None)
         self.digests = None                      # one `batch_digest` per batch, recorded by the baseline pass
         self.n_samples = None                    # samples in all batches (known after the first pass)
 
     @property
     def data_digest(self) -> str|None:
-        "A digest of the batches the baseline read (None before the baseline)."
+        "A digest of the batches the baseline read (None before the baseline); of a list, read when asked (no host copy otherwise)."
+        if self.digests is None and self._listed: self.digests = [batch_digest(b) for b in self.batches]
         return None if self.digests is None else batches_digest(self.digests)
 
     def iterate(self, baseline:bool=False):
@@ -381,16 +387,16 @@ class DataEvaluator(Evaluator):
         return self._iterate(baseline)
 
     def _iterate(self, baseline:bool):
-        check = not baseline and self.digests is not None and not isinstance(self.batches, (list, tuple))
+        check = not baseline and self.digests is not None and not self._listed
         if baseline: self.digests = None
         dev, k, seen = model_device(self.model), 0, []
         for k, b in enumerate(self.batches, 1):
-            if baseline: seen.append(batch_digest(b))
+            if baseline and not self._listed: seen.append(batch_digest(b))      # a loader: each later pass is checked
             elif check: self._check_batch(k - 1, b)
             xs, y = split_batch(b, self.n_inp)
             yield to_device(xs, dev), to_device(y, dev)
         if k == 0: raise ValueError("data yielded no batch: nothing to evaluate on")
-        if baseline: self.digests = seen
+        if baseline and not self._listed: self.digests = seen
         elif check and k != len(self.digests):
             raise ValueError(f"data yielded {k} batches now, {len(self.digests)} at the baseline: {SAME_BATCHES}; {PASS_INSTEAD}")
 
@@ -526,13 +532,18 @@ def value_nbytes(v) -> int:
 
 def _clone(v): return map_tensors(torch.Tensor.clone, v)
 
-def _max_diff(a, b) -> float:
-    "Largest absolute difference between two outputs of the same structure (inf if they differ in structure)."
-    ta, tb = list(_tensors(a)), list(_tensors(b))
-    if len(ta) != len(tb) or any(x.shape != y.shape for x, y in zip(ta, tb)): return math.inf
-    d = [((x.double() - y.double()).abs().nan_to_num(0.)).max().item() if x.numel() else 0. for x, y in zip(ta, tb)]
-    nan_ok = all(torch.equal(x.isnan(), y.isnan()) for x, y in zip(ta, tb) if x.is_floating_point())
-    return max(d, default=0.) if nan_ok else math.inf
+def _max_diff(a, b) -> tuple:
+    "`(largest absolute difference, largest |b|)` of two outputs of the same structure, in one host transfer (inf if they differ in structure or NaNs)."
+    ta, tb = [x for x in _tensors(a) if x.numel()], [y for y in _tensors(b) if y.numel()]
+    if len(ta) != len(tb) or any(x.shape != y.shape for x, y in zip(ta, tb)): return math.inf, 0.
+    if not ta: return 0., 0.
+    dev = ta[0].device
+    def here(t): return t if t.device == dev else t.to(dev)
+    diff = [here(((x.double() - y.double()).abs().nan_to_num(0.)).max()) for x, y in zip(ta, tb)]
+    scale = [here(y.double().abs().max()) for y in tb]
+    nans = [here((x.isnan() != y.isnan()).any().double()) for x, y in zip(ta, tb) if x.is_floating_point()]
+    d, s, nan = torch.stack([torch.stack(diff).max(), torch.stack(scale).max(), torch.stack(nans or [diff[0] * 0]).max()]).tolist()
+    return (math.inf if nan else d), s
 
 # %% ../../nbs/analyze/evaluation.ipynb #efd7612d
 class _Unsplittable(Exception):
@@ -552,14 +563,16 @@ class SuffixEvaluator(Evaluator):
                  data,                           # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
                  metric,                         # metric(preds, targets) -> float, one value per sample, or a dict of them
                  higher_is_better=None,          # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
-                 max_cache_mb:float=512.,        # memory for cached activations (on the model's device)
+                 max_cache_mb:float|None=None,   # memory for cached activations, on the model's device (None: a quarter of a GPU's free memory, 512 MB on the CPU)
                  leaves=()):                     # more module types to keep whole when tracing
-        if isinstance(max_cache_mb, bool) or not isinstance(max_cache_mb, numbers.Real) or not max_cache_mb >= 0:
-            raise ValueError(f"max_cache_mb={max_cache_mb!r} must be a number of megabytes >= 0")
+        if max_cache_mb is not None and (isinstance(max_cache_mb, bool) or not isinstance(max_cache_mb, numbers.Real)
+                                         or not max_cache_mb >= 0):
+            raise ValueError(f"max_cache_mb={max_cache_mb!r} must be None or a number of megabytes >= 0")
         self.full = DataEvaluator(model, data, metric, higher_is_better)
         super().__init__(higher_is_better)
-        self.model, self.data, self.metric, self.max_cache_mb = model, data, metric, float(max_cache_mb)
-        self.fallback, self.gm, self._cache = None, None, None
+        self.model, self.data, self.metric = model, data, metric
+        self.max_cache_mb = None if max_cache_mb is None else float(max_cache_mb)
+        self.fallback, self.gm, self._cache, self.cache_report = None, None, None, None
         self.close()
         try: self.gm = trace_model(model, leaves)
         except Exception as e: self._fall_back(f"torch.fx cannot trace it ({type(e).__name__}: {_short(e)})")
@@ -567,7 +580,22 @@ class SuffixEvaluator(Evaluator):
 
     def __repr__(self):
         how = f"full evaluation: {self.fallback}" if self.fallback else f"{len(self.nodes)} nodes"
-        return f"SuffixEvaluator({type(self.model).__name__}, {how}, cache {self.cache_mb:.1f}/{self.max_cache_mb:g} MB)"
+        limit = 'auto' if self.max_cache_mb is None else f"{self.max_cache_mb:g}"
+        return f"SuffixEvaluator({type(self.model).__name__}, {how}, cache {self.cache_mb:.1f}/{limit} MB)"
+
+    def budget_bytes(self) -> float:
+        "The cache's limit: `max_cache_mb`, or (None) a quarter of the free memory of the model's CUDA device, 512 MB elsewhere."
+        if self.max_cache_mb is not None: return self.max_cache_mb * 2**20
+        dev = model_device(self.model)
+        return torch.cuda.mem_get_info(dev)[0] / 4 if dev.type == 'cuda' else 512. * 2**20
+
+    def describe(self) -> str|None:
+        "How the metric was evaluated, for the result's timing line."
+        if self.fallback is not None: return f"full evaluation ({self.fallback})"
+        r = self.cache_report
+        if r is None: return None
+        return (f"suffix evaluation: {r['cached']} of {r['cut_points']} cut points cached, {r['cached_mb']:,.1f} MB of "
+                f"{r['wanted_mb']:,.1f} MB wanted (limit {r['budget_mb']:,.0f} MB)")
 
     def _fall_back(self, why:str):
         "Evaluate in full from now on, and say so once."
@@ -719,7 +747,7 @@ def _build(self:SuffixEvaluator):
     full, targets = self.full, self._resolve()
     indexable = isinstance(full.batches, (list, tuple))
     cands = [c for c in self.candidates if not (indexable and c.op == 'placeholder')]
-    cache, node_bytes, outs, targs, targ_bytes, budget = {}, {}, [], [], 0, self.max_cache_mb * 2**20
+    cache, node_bytes, outs, targs, targ_bytes, budget = {}, {}, [], [], 0, self.budget_bytes()
     for b, (xs, y) in enumerate(full.iterate(baseline=True)):
         keep = set(cands) if b == 0 else set(cache)
         store, protected = {}, {_storage(t) for t in _tensors(xs)}
@@ -729,12 +757,12 @@ def _build(self:SuffixEvaluator):
         check_targets(out, y, b)
         if b == 0:
             ref = run_model(self.model, _clone(xs))
-            d = _max_diff(out, ref)
-            scale = max((t.double().abs().max().item() for t in _tensors(ref) if t.numel()), default=0.)
+            d, scale = _max_diff(out, ref)
             if not d <= 1e-5 * max(scale, 1.):
                 raise _Unsplittable(f"the traced graph does not reproduce the model's output (max difference {d:.3g})")
             n_batches = len(full.batches) if hasattr(full.batches, '__len__') else 1
             used = value_nbytes(y) * n_batches
+            wanted = used + sum(value_nbytes(store[c]) for c in cands) * n_batches
             for c in cands:                                          # deepest first, while they fit
                 size = value_nbytes(store[c]) * n_batches
                 if used + size <= budget: cache[c] = []; node_bytes[c] = 0; used += size
@@ -748,7 +776,21 @@ def _build(self:SuffixEvaluator):
     self._n_samples = n_items(self._targets)
     self._cache_bytes = sum(node_bytes.values()) + value_nbytes(self._targets)
     self._n_batches, self._indexable = len(outs), indexable
+    self._report_cache(budget, wanted, len(cands))
     return cat_batches(outs)
+
+@patch
+def _report_cache(self:SuffixEvaluator, budget:float, wanted:float, cut_points:int):
+    "Record what the cache holds against what the suffix path wanted; say so when the limit left layers to re-run from further up."
+    mb = 2 ** 20
+    self.cache_report = dict(cached=len(self._cache), cut_points=cut_points, cached_mb=self._cache_bytes / mb, wanted_mb=wanted / mb,
+                             budget_mb=budget / mb)
+    if wanted <= budget or not cut_points: return
+    saved = ('nothing is cached: every layer re-runs the whole network, so the suffix path saves nothing' if not self._cache else
+             f"{len(self._cache)} of {cut_points} cut points are cached; a layer above the others re-runs from the nearest one")
+    warnings.warn(f"suffix evaluation: its cache would need {wanted / mb:,.0f} MB, more than the {budget / mb:,.0f} MB allowed "
+                  f"(max_cache_mb={self.max_cache_mb}); {saved} (the results are the same). Raise max_cache_mb to save more",
+                  UserWarning, stacklevel=4)
 
 @patch
 def _baseline(self:SuffixEvaluator):

@@ -30,6 +30,7 @@ class Timing:
     floor_evals:int=0           # 1 + layers × levels: what any black-box analysis must call
     interval_seconds:float=0.   # part of the overhead: keeping per-sample values and computing the intervals
     cost_seconds:float=0.       # part of the overhead: recording what each unit and level removes (`SensitivityAnalyzer(costs=True)`)
+    evaluation:str|None=None    # how the metric was evaluated, when there is something to say (the suffix path's cache)
 
     @property
     def overhead_seconds(self) -> float: return self.total_seconds - self.eval_seconds
@@ -44,7 +45,8 @@ class Timing:
                  if v > 0 and self.eval_seconds > 0]
         iv = f" ({', '.join(parts)})" if parts else ''
         return (f"{self.n_evals} evaluations (floor {self.floor_evals}), {self.eval_seconds:.3f} s evaluating the metric, "
-                f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}")
+                f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}"
+                + (f"; {self.evaluation}" if self.evaluation else ''))
 
 def damage(baseline:float, metric:float, higher_is_better:bool=True) -> float:
     "Positive = worse: `baseline - metric` when higher is better, else `metric - baseline`."
@@ -419,7 +421,7 @@ _LAYER_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'bas
                  'others': opt(_dec_map(_dec_obj({'compressed_metric': dec_float, **_dec_ci}, ['compressed_metric']))),
                  'removed': opt(_dec_map(dec_float)), 'note': opt(dec_str)}
 _TIMING_FIELDS = {'n_evals': dec_int, 'eval_seconds': dec_float, 'total_seconds': dec_float, 'floor_evals': dec_int,
-                  'interval_seconds': dec_float, 'cost_seconds': dec_float}
+                  'interval_seconds': dec_float, 'cost_seconds': dec_float, 'evaluation': opt(dec_str)}
 _TEXT_COLS = {'name': True, 'layer_type': True, 'compression_type': True, 'metric_name': True, 'layer': True,
               'reason': 'opt', 'group': 'opt', 'method': True, 'note': 'opt'}   # CSV columns holding text as written
 

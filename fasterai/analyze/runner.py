@@ -437,7 +437,7 @@ def _start(comp, ev, reset, levels, checkpoint, fingerprint, ranks:Ranks, local:
         raise ValueError(f"metric_name={metric!r} is not one of the metrics the {getattr(ev, 'source', 'evaluator')} returned: "
                          f"{list(baseline)}; name one of them (or leave it None: the first ranks)")
     local['intervals'], local['confidence'] = _intervals(ev, confidence)
-    fingerprint = with_data_digest(fingerprint, getattr(ev, 'data_digest', None))   # read during the baseline pass
+    if fingerprint is not None: fingerprint = with_data_digest(fingerprint, getattr(ev, 'data_digest', None))   # read at the baseline
     if ck is not None: ck.fingerprint = fingerprint
     local['prepared'] = True
     comp.prepare()

@@ -111,7 +111,7 @@ class SensitivityAnalyzer:
                  data=None,                        # batches (x, y): a list, a DataLoader, fastai DataLoaders (its valid)
                  metric=None,                      # with data: metric(preds, targets) -> float, one value per sample, or a dict of them
                  suffix:bool=True,                 # with data: re-run only the part of the network after each layer
-                 max_cache_mb:float=512.,          # with suffix: memory for cached activations (results never depend on it)
+                 max_cache_mb:float|None=None,     # with suffix: memory for cached activations (None: a quarter of a GPU's free memory, 512 MB on the CPU)
                  criteria:Criteria=large_final,    # which weights/filters go first (sparsity, pruning)
                  higher_is_better=None,            # True (accuracy), False (a loss), a dict name -> bool for several metrics; None: True / from the names
                  metric_name:str|None=None,        # what the metric is, for reports; several metrics: the one that ranks (None: 'accuracy' / the first)
@@ -263,7 +263,7 @@ def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> Cos
             grid = np.round(COST_STEP * np.arange(1, int(max(lvs) / COST_STEP + 1e-9) + 1), 9).tolist()
             groups[u.group] = (list(u.names), sorted(set(map(float, lvs)) | set(grid)))
         else: layers.update({n: comp.cost_axes(comp.setup.layers[n]) for n in u.names})
-    try: return build_cost_model(model, inputs, layers, groups, guard=False)
+    try: return build_cost_model(model, inputs, layers, groups, guard=False, **comp.cost_sources())
     except Exception as e:                      # the measurements stand; the costs are missing, and the user is told why
         if errors == 'raise': raise
         warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements are complete, "
@@ -347,7 +347,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
                       comp.settings(), other_metrics=other_metrics, confidence=m.confidence,
                       costs=None if cm is None else cm.to_dict(), coverage=coverage)
     res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(sel) * len(lv),
-                        m.interval_seconds + getattr(ev, 'sample_seconds', 0.) - b0, t_cost)
+                        m.interval_seconds + getattr(ev, 'sample_seconds', 0.) - b0, t_cost, ev.describe())
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2

@@ -18,7 +18,7 @@ from .granularity import WeightUnit
 from .select import candidate_units
 
 # %% auto #0
-__all__ = ['input_shapes', 'forward_with', 'countable_kernels', 'count_flops_params', 'LayerMacs', 'layer_macs',
+__all__ = ['input_shapes', 'forward_with', 'nonzero_counts', 'countable_kernels', 'count_flops_params', 'LayerMacs', 'layer_macs',
            'weightless_macs', 'format_count', 'uncounted_lines']
 
 # %% ../../nbs/core/counter.ipynb #bc9a306b
@@ -50,11 +50,22 @@ def _own_tensors(m:nn.Module) -> list:
         else: out.append((n, p, p))
     return out
 
-def _density(m:nn.Module) -> float:
-    "Fraction of non-zero values in the layer's effective weight (1 when it has none)."
-    w = next((e for n, _, e in _own_tensors(m) if n == 'weight'), None)
+def nonzero_counts(tensors) -> dict:
+    "`id(tensor)` -> how many of its values are non-zero, for every tensor in `tensors`: one host transfer per device."
+    by_device = {}
+    for t in tensors: by_device.setdefault(t.device, {})[id(t)] = t
+    counts = {}
+    with torch.no_grad():
+        for ts in by_device.values():
+            values = torch.stack([torch.count_nonzero(t) for t in ts.values()]).tolist()
+            counts.update(zip(ts.keys(), values))
+    return counts
+
+def _density(owned:list, nz:dict) -> float:
+    "Fraction of non-zero values in a layer's effective weight (1 when it has none), from its `_own_tensors` and the counts `nz`."
+    w = next((e for n, _, e in owned if n == 'weight'), None)
     if w is None or w.numel() == 0: return 1.
-    return int(torch.count_nonzero(w)) / w.numel()
+    return nz[id(w)] / w.numel()
 
 def _shape(x):
     "Shape of a tensor, or of the first tensor nested in `x`; None if there is none."
@@ -256,21 +267,26 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
     "Total MACs and params of `model` for one forward on `example_inputs`, and a per-layer DataFrame."
     count, macs_of = _count_macs(model, example_inputs)
     rows, seen = [], set()
+    units = _rows(model, _layers(model))
+    owned = {id(m): _own_tensors(m) for _, m in units if not isinstance(m, WeightUnit)}   # a parametrization: computed once
+    nz = nonzero_counts([*model.parameters()] + [e for ts in owned.values() for _, _, e in ts])
     with torch.no_grad():
-        for name, m in _rows(model, _layers(model)):
-            if isinstance(m, WeightUnit): rows.append(_unit_row(name, m, macs_of(name), seen))
-            else: rows.append(_layer_row(name, m, macs_of(name), count, seen))
+        for name, m in units:
+            if isinstance(m, WeightUnit): rows.append(_unit_row(name, m, macs_of(name), seen, nz))
+            else: rows.append(_layer_row(name, m, macs_of(name), count, seen, nz, owned[id(m)]))
         rows = [r for r in rows if r is not None]
         rest = [p for p in model.parameters() if id(p) not in seen]
         other_macs = count.total - sum(r['macs'] for r in rows)
         if rest or other_macs:
             rows.append(dict(layer='(other)', type='', weight_shape=None, input_shape=None, output_shape=None,
                              macs=other_macs, params=sum(p.numel() for p in rest),
-                             nonzero_params=sum(int(torch.count_nonzero(p)) for p in rest),
+                             nonzero_params=sum(nz[id(p)] for p in rest),
                              nonzero_macs=other_macs, calls=0))
     df = pd.DataFrame(rows, columns=['layer', 'type', 'weight_shape', 'input_shape', 'output_shape', 'macs',
                                      'params', 'nonzero_params', 'nonzero_macs', 'calls'])
     df.attrs['uncounted'] = count.uncounted
+    df.attrs['weightless'] = _weightless(model, count, macs_of)          # attention's products, by the module running them
+    df.attrs['nonzero'] = {n: nz[id(p)] for n, p in model.named_parameters()}   # per parameter, tied ones once
     total_params = sum(p.numel() for p in model.parameters())
     return count.total, total_params, df
 
@@ -278,23 +294,23 @@ def _layers(model:nn.Module) -> list:
     "(name, module) of the model's leaf layers (a parametrized leaf is one)."
     return [(n, m) for n, m in model.named_modules() if _is_layer(m) and 'parametrizations' not in n.split('.')]
 
-def _unit_row(name:str, unit:WeightUnit, macs:int, seen:set) -> dict:
+def _unit_row(name:str, unit:WeightUnit, macs:int, seen:set, nz:dict) -> dict:
     "The row of a weight parameter that is a unit of its own (attention's in_proj_weight, an RNN's weight_ih_l0)."
     p = unit.weight
     seen.add(id(p))
-    nonzero = int(torch.count_nonzero(p))
+    nonzero = nz[id(p)]
     return dict(layer=name, type=unit.kind, weight_shape=tuple(p.shape), input_shape=None, output_shape=None, macs=macs,
                 params=p.numel(), nonzero_params=nonzero, nonzero_macs=round(macs * nonzero / max(p.numel(), 1)),
                 calls=0)
 
-def _layer_row(name:str, m:nn.Module, macs:int, count:_MacCount, seen:set) -> dict|None:
+def _layer_row(name:str, m:nn.Module, macs:int, count:_MacCount, seen:set, nz:dict, owned:list) -> dict|None:
     "A leaf layer's row: tensors it owns (each once), MACs, calls, first shapes; None if it did not run and holds none."
     params, nonzero = 0, 0
-    for _, p, eff in _own_tensors(m):
+    for _, p, eff in owned:
         if id(p) in seen: continue
         seen.add(id(p))
         params += p.numel()
-        nonzero += int(torch.count_nonzero(eff))
+        nonzero += nz[id(eff)]
     calls = count.calls.get(name, 0)
     if calls == 0 and params == 0: return None
     w = getattr(m, 'weight', None)
@@ -302,7 +318,7 @@ def _layer_row(name:str, m:nn.Module, macs:int, count:_MacCount, seen:set) -> di
     return dict(layer=name or type(m).__name__, type=type(m).__name__,
                 weight_shape=tuple(w.shape) if isinstance(w, torch.Tensor) else None,
                 input_shape=input_shape, output_shape=output_shape, macs=macs, params=params, nonzero_params=nonzero,
-                nonzero_macs=round(macs * _density(m)), calls=calls)
+                nonzero_macs=round(macs * _density(owned, nz)), calls=calls)
 
 def _rows(model:nn.Module, layers:list) -> list:
     "(name, layer or `WeightUnit`) in model order: each module's weight-parameter units, then the module if it is a leaf layer."
@@ -353,7 +369,10 @@ def weightless_macs(model:nn.Module,   # the model; left unchanged
                     example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                    ) -> dict:
     "Module name -> MACs of the operations without a weight (attention's products) that the module runs itself, not through a sub-module."
-    count, macs_of = _count_macs(model, example_inputs)
+    return _weightless(model, *_count_macs(model, example_inputs))
+
+def _weightless(model:nn.Module, count:_MacCount, macs_of) -> dict:
+    "`weightless_macs` from a count already made."
     rows = _rows(model, _layers(model))
     weighted = [(n, macs_of(n)) for n, m in rows if isinstance(getattr(m, 'weight', None), torch.Tensor)]
     inside = lambda n, root: root == '' or n == root or n.startswith(root + '.')

@@ -737,15 +737,19 @@ def channel_scores(entries:list,          # `PruningGraph.entries(root)`: every 
     "Score of every root channel: the mean over member layers of their filter scores."
     references = references or {}
     n = len(entries[0].idxs)
-    total, count = torch.zeros(n), torch.zeros(n)
-    for e in entries:
-        if not (e.out and _is_layer(e.target)) or any(r is None for r in e.root_idxs): continue
-        s = filter_scores(e.target, criteria, references.get(e.target)).cpu()
-        if len(e.root_idxs) == n == len(s) and e.root_idxs == e.idxs == list(range(n)): total.add_(s); count.add_(1)
+    members = [e for e in entries if e.out and _is_layer(e.target) and all(r is not None for r in e.root_idxs)]
+    dev = members[0].target.weight.device if members else torch.device('cpu')
+    total, count = torch.zeros(n, device=dev), torch.zeros(n, device=dev)     # summed where the weights are
+    for e in members:
+        s = filter_scores(e.target, criteria, references.get(e.target)).float()
+        if len(e.root_idxs) == n == len(s) and e.root_idxs == e.idxs == list(range(n)):
+            total.add_(s)
+            count.add_(1)
         else:
-            r = torch.tensor(e.root_idxs)
-            total.index_add_(0, r, s[list(e.idxs)]); count.index_add_(0, r, torch.ones(len(r)))
-    return total / count.clamp_min(1)
+            r = torch.tensor(e.root_idxs, device=dev)
+            total.index_add_(0, r, s[torch.tensor(list(e.idxs), device=dev)])
+            count.index_add_(0, r, torch.ones(len(r), device=dev))
+    return total / count.clamp_min(1)                                          # on the weights' device
 
 def normalize_mean_abs(s:torch.Tensor) -> torch.Tensor:
     "`s` divided by its mean absolute value (scores of different groups made comparable)."

@@ -32,4 +32,5 @@ def input_shape(inputs):
 
 def to_device(inputs, device):
     "`inputs` (tensors, possibly in tuples, lists or dicts) moved to `device`."
-    return map_tensors(lambda t: t.to(device), inputs)
+    device = torch.device(device)
+    return map_tensors(lambda t: t if t.device == device else t.to(device), inputs)

@@ -11,8 +11,8 @@ import torch.nn as nn
 
 # %% auto #0
 __all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cleaned', 'silenced', 'model_devices',
-           'model_device', 'single_device', 'check_model', 'tensor_checksum', 'same_bits', 'model_checksums',
-           'ModelGuard']
+           'model_device', 'single_device', 'check_model', 'tensor_checksum', 'same_bits', 'device_digests',
+           'model_checksums', 'ModelGuard']
 
 # %% ../../nbs/core/model.ipynb #dcb0a2c1
 @contextlib.contextmanager
@@ -131,6 +131,23 @@ def same_bits(a:torch.Tensor, b:torch.Tensor) -> bool:
     if x.device.type == 'cpu': return bool(np.array_equal(x.numpy(), y.numpy()))
     return torch.equal(x, y)
 
+@torch.no_grad()
+def device_digests(tensors:list,        # tensors on one device
+                   chunk:int=1 << 24    # elements per step: bounds the temporary memory (8 bytes each)
+                  ) -> torch.Tensor:
+    "`(len(tensors), 2)` int64 on their device: the sum and a position-weighted sum of each tensor's bits read as integers, with no host sync."
+    if not tensors: return torch.zeros(0, 2, dtype=torch.int64)
+    dev = tensors[0].device
+    out = torch.zeros(len(tensors), 2, dtype=torch.int64, device=dev)
+    for k, t in enumerate(tensors):
+        x = _as_ints(t).reshape(-1)
+        for i in range(0, x.numel(), chunk):
+            v = x[i:i + chunk].to(torch.int64)
+            pos = torch.arange(i, i + v.numel(), device=dev, dtype=torch.int64).remainder_(65521).add_(1)
+            out[k, 0] += v.sum()
+            out[k, 1] += (v * pos).sum()
+    return out
+
 def model_checksums(model:nn.Module) -> dict:
     "Name -> `tensor_checksum` of every parameter and buffer of `model` (shared tensors once, under their first name)."
     return {n: tensor_checksum(t) for n, t in [*model.named_parameters(), *model.named_buffers()]}
@@ -144,11 +161,14 @@ class ModelGuard:
                  model:nn.Module,      # the model to protect
                  device=None,          # run in between on this device (moved back on exit)
                  verify=True,          # True: copy every tensor, restore what differs on exit; 'checksum': CRC only, raise; False: no check
-                 inside:str|None=None):  # the user's code that runs inside the block (e.g. 'your eval_fn'), named when the model changed
+                 inside:str|None=None,  # the user's code that runs inside the block (e.g. 'your eval_fn'), named when the model changed
+                 copies:str='auto'):    # with verify=True, where parameter copies live: 'host' (checked by digests), 'device', 'auto' (host on a GPU)
         if not (isinstance(verify, bool) or verify == 'checksum'):
             raise TypeError(f"verify={verify!r} must be True (copy and restore), False (no check) or 'checksum' (check only)")
         self.model, self.device, self.verify = model, None if device is None else torch.device(device), verify
-        self.inside = inside
+        if copies not in ('auto', 'host', 'device'):
+            raise ValueError(f"copies={copies!r} is not allowed; allowed: ['auto', 'host', 'device']")
+        self.inside, self.copies = inside, copies
         if self.device is not None and self.device.type == 'meta':
             raise ValueError("device='meta' holds no data: the model could not come back from it")
 
@@ -158,8 +178,9 @@ class ModelGuard:
         return cls._active.get(model)
 
     def original(self, t:torch.Tensor) -> torch.Tensor|None:
-        "The entry value of parameter or buffer `t` (read-only: the guard's copy), or None if the guard keeps no copy of it."
-        return self._copies.get(id(t))
+        "The entry value of parameter or buffer `t` on its device (read-only: the guard's copy), or None if the guard keeps none there."
+        c = self._copies.get(id(t))
+        return c if c is not None and c.device == t.device else None
 
     def __enter__(self):
         m = self.model
@@ -184,7 +205,15 @@ class ModelGuard:
             self.names = {id(t): n for n, t in [*m.named_parameters(), *m.named_buffers()]}
             self.grad_flags = [(p, p.requires_grad) for p in m.parameters()]
             keep = [t for n, t in [*m.named_parameters(), *m.named_buffers()]] if self.verify is True else list(m.buffers())
-            self._copies = {id(t): t.detach().clone() for t in keep}
+            buffers = {id(b) for b in m.buffers()}
+            params = [t for t in keep if id(t) not in buffers]
+            host = self.copies == 'host' or (self.copies == 'auto' and any(t.is_cuda for t in params))   # a GPU model: in host memory
+            self._on_host = self.verify is True and host
+            self._copies = {id(t): t.detach().to('cpu', copy=True) if self._on_host and id(t) not in buffers else t.detach().clone()
+                            for t in keep}
+            self._digested = params if self._on_host else None
+            self._digest_ids = {id(t) for t in params} if self._on_host else set()
+            self._digests = device_digests(params) if self._on_host else None
             m.eval()
             self._prev = ModelGuard._active.get(m)
             ModelGuard._active[m] = self
@@ -228,17 +257,30 @@ class ModelGuard:
         return fixed
 
     @torch.no_grad()
+    def _suspects(self) -> set|None:
+        "ids of the parameters kept on the host whose digest, shape or dtype changed since entry (None: compare every tensor)."
+        if self._digests is None: return None
+        ts = self._digested
+        shaped = {i for i, t in enumerate(ts) if t.shape != self._copies[id(t)].shape or t.dtype != self._copies[id(t)].dtype}
+        same = [i for i in range(len(ts)) if i not in shaped]
+        if not same: return {id(t) for t in ts}
+        now = device_digests([ts[i] for i in same])
+        moved = (now != self._digests[same]).any(1).tolist()           # one host transfer for all
+        return {id(ts[i]) for i in shaped} | {id(ts[i]) for i, m in zip(same, moved) if m}
+
+    @torch.no_grad()
     def _put_back(self) -> list:
         "Original objects into their slots, added slots removed, values restored from the copies: names of what differed."
-        fixed = []
-        seen = set()
+        fixed, seen, suspects = [], set(), self._suspects()
         for x, d, k, t in self.slots:
             saved = None if t is None or id(t) in seen else self._copies.get(id(t))
             if saved is None: continue
             seen.add(id(t))
-            if same_bits(t, saved): continue
-            if t.shape == saved.shape and t.dtype == saved.dtype and t.device == saved.device: t.copy_(saved)
-            else: t.data = saved
+            if suspects is not None and id(t) in self._digest_ids and id(t) not in suspects: continue   # the same digest
+            here = saved if saved.device == t.device else saved.to(t.device)
+            if same_bits(t, here): continue
+            if t.shape == here.shape and t.dtype == here.dtype: t.copy_(here)
+            else: t.data = here
             fixed.append(self.names.get(id(t), k))
         return sorted(set(fixed))
 
@@ -270,7 +312,7 @@ class ModelGuard:
             else: self.restore_buffers()
         finally:
             self._stack.close()                           # device back home, added hooks removed, flags restored
-            self._copies = {}
+            self._copies, self._digested, self._digests = {}, None, None
         fixed = sorted(set(fixed))
         if fixed: warnings.warn(self._restored_message(fixed), RuntimeWarning, stacklevel=2)
         if self.verify == 'checksum':

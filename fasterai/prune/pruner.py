@@ -5,6 +5,7 @@
 # %% ../../nbs/prune/pruner.ipynb #390dc645
 from __future__ import annotations
 import math, warnings, weakref
+import numpy as np
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 import torch
@@ -41,7 +42,9 @@ trace_graph = dependency_graph      # older name: torch-pruning's dependency gra
 # %% ../../nbs/prune/pruner.ipynb #cb33512c
 def _lowest(s:torch.Tensor, n:int) -> list:
     "Indices of the `n` lowest scores (ties: lower index first), sorted."
-    return sorted(torch.argsort(s, stable=True)[:n].tolist()) if n > 0 else []
+    if n <= 0: return []
+    if s.device.type == 'cpu': return sorted(np.argsort(s.numpy(), kind='stable')[:n].tolist())   # host scores: no sync
+    return sorted(torch.argsort(s, stable=True)[:n].tolist())
 
 # %% ../../nbs/prune/pruner.ipynb #153df6e8
 @dataclass
@@ -246,10 +249,27 @@ def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
     "Importance of every current channel of group `g`."
     cache, key = self._score_cache, (g.id, self._state(g), normalize)
     if cache is not None and key[1] is not None and key in cache: return cache[key]
-    s = channel_scores(self._full_group(g), self.criteria, self.references)
+    s = channel_scores(self._full_group(g), self.criteria, self.references).cpu()     # host scores: indices for torch-pruning
     if normalize: s = normalize_mean_abs(s)
     if cache is not None and key[1] is not None: cache[key] = s
     return s
+
+@patch
+@torch.no_grad()
+def score_groups(self:Pruner, groups=None):
+    "Inside `reuse_scores`: score `groups` (default all) on their device and bring every score to the host in one transfer."
+    if self._score_cache is None: raise RuntimeError("score_groups fills the cache of reuse_scores(): call it inside that block")
+    todo = [g for g in (self._groups if groups is None else groups)
+            if g.blocked is None and (g.id, self._state(g), False) not in self._score_cache]     # the groups a cut can reach
+    if not todo: return
+    by_device = {}
+    for g in todo:
+        try: s = channel_scores(self._full_group(g), self.criteria, self.references)
+        except Exception: continue            # a group the graph cannot cut: scored (and its error raised) only if ever cut
+        by_device.setdefault(s.device, []).append((g, s))
+    for pairs in by_device.values():
+        host = torch.cat([s for _, s in pairs]).cpu().split([len(s) for _, s in pairs])
+        for (g, _), s in zip(pairs, host): self._score_cache[(g.id, self._state(g), False)] = s
 
 @patch
 @contextmanager

@@ -25,18 +25,21 @@ def fake_quantize(w:torch.Tensor,              # the weights
                   bits:int,                    # bit width, 2-16
                   axis:int|None=0,             # one scale per slice along this axis; None: one for the tensor
                   out:torch.Tensor|None=None,  # write the result here (e.g. the layer's weight), not into a new tensor
+                  dtype:torch.dtype|None=None, # the result's dtype (None: `out`'s, else `w`'s); the grid is computed in float32
                  ) -> torch.Tensor:
     "Symmetric fake-quantization of `w` to `bits`: one scale per slice along `axis` (None: per tensor)."
     qmax = 2 ** (bits - 1) - 1
-    x = w.detach().float()
+    x = w.detach()
     dims = [d for d in range(x.dim()) if d != axis] if axis is not None else list(range(x.dim()))
     if not dims: amax = x.abs()
     else: amax = torch.maximum(x.amax(dim=dims, keepdim=True), x.amin(dim=dims, keepdim=True).neg())  # max |x|, no temporary
     if axis is None: amax = amax.reshape(())
+    amax = amax.float()                                                      # exact: the max of values the dtype holds
     scale = torch.where(amax > 0, amax / qmax, torch.ones_like(amax))
-    if out is not None and out.dtype == w.dtype == torch.float32:            # in place: the same ops, no temporaries
+    if out is not None and out.dtype == x.dtype == torch.float32:            # in place: the same ops, no temporaries
         return torch.div(x, scale, out=out).round_().clamp_(-qmax, qmax).mul_(scale)
-    q = ((x / scale).round().clamp(-qmax, qmax) * scale).to(w.dtype if out is None else out.dtype)
+    q = torch.div(x, scale)                                                  # float32 (a half weight is promoted, exactly)
+    q = q.round_().clamp_(-qmax, qmax).mul_(scale).to(dtype or (w.dtype if out is None else out.dtype))
     return q if out is None else out.copy_(q)
 
 def fake_quantize_affine(x:torch.Tensor, lo:float, hi:float, bits:int) -> torch.Tensor:
@@ -178,7 +181,7 @@ def _quantize(self:Quantizer, name:str, bits:int):
     axis = out_channel_axis(m) if self.per_channel else None
     if off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or isinstance(m, WeightUnit):
         fake_quantize(self._orig[name], bits, axis, out=m.weight.detach())
-    else: self._float32[name] = float32_layer(m, fake_quantize(self._orig[name].float(), bits, axis))
+    else: self._float32[name] = float32_layer(m, fake_quantize(self._orig[name], bits, axis, dtype=torch.float32))
     self.bits[name] = bits
     if self.activations:
         old = self._hooks.pop(name, None)
