@@ -246,14 +246,20 @@ def main(argv=None):
         kinds = ANALYSES[:2] if name == 'llama7b' else ANALYSES
         for kind, level in kinds:
             prof = a.profile == f"{name}:{kind}"
-            res, wall, peak = run_analysis(model, xs, ys, device, kind, level, lm=lm, profile=prof)
+            try: res, wall, peak = run_analysis(model, xs, ys, device, kind, level, lm=lm, profile=prof)
+            except Exception as e:                                   # one failure must not cost the other figures
+                print(f"   {name} {kind} FAILED: {type(e).__name__}: {str(e)[:300]}", flush=True); continue
             rows.append(row(name, kind, level, res, wall, peak, model_bytes(model)))
             print('  ', {k: (round(v, 3) if isinstance(v, float) else v) for k, v in rows[-1].items()}, flush=True)
+            if res.timing.evaluation: print('   ', res.timing.evaluation)
         if name == 'resnet50':
-            suffix = suffix_rows(model, xs, ys, device, name)
+            try: suffix = suffix_rows(model, xs, ys, device, name)
+            except Exception as e: print(f"   suffix FAILED: {type(e).__name__}: {str(e)[:300]}", flush=True)
             print('  ', suffix, flush=True)
         del model, xs, ys
         if device.type == 'cuda': torch.cuda.empty_cache()
+        if a.json:                                                   # what is measured so far survives a timeout
+            with open(a.json, 'w') as f: json.dump({'rows': rows, 'suffix': suffix}, f, indent=1, default=str)
     if a.fa032 and 'resnet50' in parts: fa = run_fa032(a.fa032, small)
     print('\n== overhead above eval_fn, costs recorded (the default)')
     print(table(rows + fa, ['model', 'analysis', 'evals', 'ms_per_eval', 'overhead_pct', 'overhead_ms_per_eval', 'costs_pct',
