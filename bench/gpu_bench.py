@@ -7,8 +7,8 @@ recorded (the default) and prints, one row each:
 - costs: the share of that time spent recording what each unit removes (`Timing.cost_seconds`);
 - peak memory above the model: the largest `torch.cuda.max_memory_allocated` during the analysis, minus the
   model's own parameter and buffer bytes and the evaluation's own peak (measured on the intact model first);
-- suffix: on ResNet-50, data= + metric= with suffix evaluation against the eval_fn path (total time ratio),
-  and the per-sample bookkeeping in percent of evaluation time;
+- suffix: on ResNet-50, data= + metric= (per-sample log-sum-exp of the logits, no intervals) with suffix evaluation
+  against the eval_fn path (total time ratio), and the per-sample bookkeeping in percent of evaluation time;
 - fasterai 0.3.2: the same three analyses of the same ResNet-50 with fasterai 0.3.2, side by side (only when
   `--fa032 DIR` names a folder where fasterai 0.3.2 and its dependencies are installed; it runs in a
   subprocess with that folder first on its path, the model rebuilt from the same seed).
@@ -113,6 +113,11 @@ def logit_score(logits):
     return logits.float().logsumexp(1).mean()
 
 
+def logit_score_per_sample(logits, targets):
+    "`logit_score` per sample: the data= + metric= path's metric."
+    return logits.float().logsumexp(1)
+
+
 class EvalFn:
     "A black-box eval_fn over fixed batches, synchronised so that its time is real; counts its calls and seconds."
     def __init__(self, xs, ys, device, lm=False): self.xs, self.ys, self.device, self.lm, self.n, self.s = xs, ys, device, lm, 0, 0.
@@ -138,6 +143,7 @@ def run_analysis(model, xs, ys, device, kind, level, lm=False, profile=False, **
         base_peak = torch.cuda.max_memory_allocated(device) - start          # what one evaluation needs on its own
         torch.cuda.reset_peak_memory_stats(device)
     an = SensitivityAnalyzer(model, xs[0][:1], ev, higher_is_better=False, metric_name='loss', **kw)
+    allocs = torch.cuda.memory_stats(device).get('num_device_alloc', 0) if device.type == 'cuda' else 0
     prof = cProfile.Profile() if profile else None
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
@@ -148,6 +154,7 @@ def run_analysis(model, xs, ys, device, kind, level, lm=False, profile=False, **
         wall = time.perf_counter() - t0
         if prof: prof.disable()
     peak = (torch.cuda.max_memory_allocated(device) - start - base_peak) if device.type == 'cuda' else float('nan')
+    if device.type == 'cuda': res.device_allocs = torch.cuda.memory_stats(device).get('num_device_alloc', 0) - allocs   # cudaMalloc calls
     if prof:
         out = io.StringIO(); pstats.Stats(prof, stream=out).sort_stats('tottime').print_stats(25)
         print(out.getvalue()[-6000:])
@@ -159,14 +166,13 @@ def row(model_name, kind, level, res, wall, peak, mbytes):
     return dict(model=model_name, analysis=f"{kind} {level}", evals=t.n_evals, ms_per_eval=1e3 * t.eval_seconds / max(t.n_evals, 1),
                 overhead_pct=t.overhead_pct, overhead_ms_per_eval=1e3 * t.overhead_seconds / max(t.n_evals, 1),
                 costs_pct=100 * t.cost_seconds / t.eval_seconds if t.eval_seconds else float('nan'),
-                peak_above_model_gb=peak / 2**30, model_gb=mbytes / 2**30, wall_s=wall,
+                peak_above_model_gb=peak / 2**30, model_gb=mbytes / 2**30, wall_s=wall, cuda_mallocs=getattr(res, 'device_allocs', None),
                 uncounted=(res.settings or {}).get('uncounted_macs'))
 
 
 def suffix_rows(model, xs, ys, device, name):
     "data= + metric= with suffix evaluation against the eval_fn path, on the same batches: total time ratio, bookkeeping share."
     from fasterai.analyze.sensitivity import SensitivityAnalyzer
-    from fasterai.analyze.evaluation import cross_entropy_per_sample
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
@@ -174,16 +180,25 @@ def suffix_rows(model, xs, ys, device, name):
         t0 = time.perf_counter(); SensitivityAnalyzer(model, xs[0][:1], ev, higher_is_better=False).analyze('sparsity', 50, verbose=False)
         sync(device); t_fn = time.perf_counter() - t0
         for suffix in (True, False):
-            an = SensitivityAnalyzer(model, data=list(zip(xs, ys)), metric=cross_entropy_per_sample, higher_is_better=False,
-                                     suffix=suffix)
+            an = SensitivityAnalyzer(model, data=list(zip(xs, ys)), metric=logit_score_per_sample, higher_is_better=False,
+                                     suffix=suffix, confidence=None)      # the evaluation path alone: no bootstrap
             t0 = time.perf_counter(); r = an.analyze('sparsity', 50, verbose=False); sync(device)
             t = time.perf_counter() - t0
             ev_s = r.timing.eval_seconds
             note = r.timing.evaluation or ''
             out.append(dict(model=name, path='suffix' if suffix else 'full data', total_s=t, vs_eval_fn=t / t_fn,
-                            bookkeeping_pct=100 * r.timing.interval_seconds / ev_s if ev_s else float('nan'), note=str(note)[:120]))
+                            bookkeeping_pct=100 * r.timing.sample_seconds / ev_s if ev_s else float('nan'), note=str(note)[:120]))
     out.append(dict(model=name, path='eval_fn', total_s=t_fn, vs_eval_fn=1., bookkeeping_pct=0., note=''))
     return out
+
+
+def guard_times(model, device):
+    "What the guard costs on its own: copying the parameters to host memory and digesting them on entry, digesting on exit."
+    from fasterai.core.model import ModelGuard
+    sync(device); t0 = time.perf_counter()
+    with ModelGuard(model): sync(device); t1 = time.perf_counter()
+    sync(device); t2 = time.perf_counter()
+    print(f"   ModelGuard alone: entry {t1 - t0:.2f} s (host copies and digest), exit {t2 - t1:.2f} s (digest)", flush=True)
 
 
 # ---- fasterai 0.3.2, in its own process ---------------------------------------------------------------------
@@ -245,13 +260,14 @@ def main(argv=None):
         lm = name.startswith('llama')
         kinds = ANALYSES[:2] if name == 'llama7b' else ANALYSES
         for kind, level in kinds:
-            prof = a.profile == f"{name}:{kind}"
+            prof = f"{name}:{kind}" in a.profile.split(',') if a.profile else False
             try: res, wall, peak = run_analysis(model, xs, ys, device, kind, level, lm=lm, profile=prof)
             except Exception as e:                                   # one failure must not cost the other figures
                 print(f"   {name} {kind} FAILED: {type(e).__name__}: {str(e)[:300]}", flush=True); continue
             rows.append(row(name, kind, level, res, wall, peak, model_bytes(model)))
             print('  ', {k: (round(v, 3) if isinstance(v, float) else v) for k, v in rows[-1].items()}, flush=True)
             if res.timing.evaluation: print('   ', res.timing.evaluation)
+        if name == 'llama7b': guard_times(model, device)
         if name == 'resnet50':
             try: suffix = suffix_rows(model, xs, ys, device, name)
             except Exception as e: print(f"   suffix FAILED: {type(e).__name__}: {str(e)[:300]}", flush=True)
@@ -263,7 +279,7 @@ def main(argv=None):
     if a.fa032 and 'resnet50' in parts: fa = run_fa032(a.fa032, small)
     print('\n== overhead above eval_fn, costs recorded (the default)')
     print(table(rows + fa, ['model', 'analysis', 'evals', 'ms_per_eval', 'overhead_pct', 'overhead_ms_per_eval', 'costs_pct',
-                            'peak_above_model_gb', 'model_gb', 'wall_s']))
+                            'peak_above_model_gb', 'model_gb', 'wall_s', 'cuda_mallocs']))
     print('\n== suffix evaluation (data= + metric=) against the eval_fn path, sparsity 50%')
     print(table(suffix, ['model', 'path', 'total_s', 'vs_eval_fn', 'bookkeeping_pct', 'note']))
     if a.json:

@@ -16,7 +16,7 @@ from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits, check_flag
 from ..core.model import ModelGuard
 from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed
-from ..core.inputs import run_model, input_shape, to_device
+from ..core.inputs import run_model, input_shape, to_device, tensors_of
 from ..quantize.quantizer import (fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges, calibration_batches,
                                         off_grid_steps, float32_layer, HALF_WRITE_STEPS,
                                         _quantize_output)
@@ -105,6 +105,7 @@ class AnalysisSetup:
     sample:object=None                # example input, on the model's device
     criteria:Criteria=large_final     # which weights/filters go first (kinds with `uses_criteria`)
     calibration_data:object=None      # activation quantization: batches to calibrate output ranges (else `sample`)
+    counted:object=None               # the dense model's count (`count_flops_params`' DataFrame), when the analysis made one
 
 # %% ../../nbs/analyze/compressions.ipynb #b936062d
 compressions = {}
@@ -461,9 +462,23 @@ class PruningCompression(Compression):
     pruner, _cm, _reuse = None, None, None
 
     def run_sample(self, inputs):
-        "Build the Pruner on `inputs` (torch-pruning's trace, with grad enabled by `fasterai.core.graph`)."
+        "Build the Pruner on `inputs` (torch-pruning's trace, with grad enabled by `fasterai.core.graph`); then watch the modules whose products a cut may change unseen."
         from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
         self.pruner = Pruner(self.setup.model, 0, criteria=self.setup.criteria, example_inputs=inputs)
+        self._watch()
+
+    def _watch(self):
+        "Record the input shapes of each module that runs weightless products with no weight of its own (a rotary embedding), at every evaluation: the cost model reads from them whether a cut changed its products."
+        self.shapes, self._key, self._hooks = {}, None, []
+        owners = {} if self.setup.counted is None else self.setup.counted.attrs.get('weightless', {})
+        mods = dict(self.setup.model.named_modules())
+        for name in owners:
+            m = mods.get(name)
+            if m is None or next(m.parameters(), None) is not None: continue
+            def seen(module, args, kwargs, name=name):
+                key = (name, self._key)
+                if key not in self.shapes: self.shapes[key] = [tuple(t.shape) for t in tensors_of((args, kwargs))]
+            self._hooks.append(m.register_forward_pre_hook(seen, with_kwargs=True))
 
     def prepare(self):
         self._cm, self.cuts = None, {}
@@ -489,7 +504,7 @@ class PruningCompression(Compression):
     def apply(self, unit:Unit, level) -> dict:
         cm = self.pruner.pruned({unit.group: level})
         info = cm.__enter__()
-        self._cm = cm
+        self._cm, self._key = cm, (unit.group, float(level))
         self.cuts[(unit.group, float(level))] = [[n, ax, s0 - s1] for n, p in self.setup.model.named_parameters()   # read from shapes,
                                                  for ax, (s0, s1) in enumerate(zip(self._shapes[n], p.shape)) if s0 != s1]   # for the costs
         before, after = info.groups.get(unit.group, (0, 0))
@@ -504,14 +519,15 @@ class PruningCompression(Compression):
         return {'params': n, 'bytes': 4 * n, 'macs': None}
 
     def undo(self):
-        cm, self._cm = self._cm, None
+        cm, self._cm, self._key = self._cm, None, None
         if cm is not None: cm.__exit__(None, None, None)
 
     def cost_sources(self) -> dict:
         "The cuts the measurements made and the Pruner that made them: the cost model reads them instead of pruning again."
-        return {'pruner': self.pruner, 'cuts': dict(getattr(self, 'cuts', {}))}
+        return {'pruner': self.pruner, 'cuts': dict(getattr(self, 'cuts', {})), 'shapes': dict(getattr(self, 'shapes', {}))}
 
     def close(self):
         self.undo()
         if self._reuse is not None: self._reuse.__exit__(None, None, None)
-        self._reuse = None                             # the Pruner stays: `cost_sources`
+        for h in getattr(self, '_hooks', []): h.remove()
+        self._reuse, self._hooks = None, []            # the Pruner stays: `cost_sources`

@@ -266,7 +266,9 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
                      scope:str='model',   # count the whole 'model', or only the planned 'units' (their weights and MACs)
                      guard:bool=True,     # guard the model with `ModelGuard` (False: the caller already does, e.g. an analysis)
                      pruner=None,         # a `Pruner` of the model to reuse (an analysis' own); None: one is traced
-                     cuts:dict|None=None  # (group, level) -> [[parameter name, axis, channels removed], ...]: cuts already made
+                     cuts:dict|None=None, # (group, level) -> [[parameter name, axis, channels removed], ...]: cuts already made
+                     shapes:dict|None=None, # (module, (group, level) or None) -> its input shapes then: see `_opaque_unchanged`
+                     counted=None         # `count_flops_params(model, sample)`'s DataFrame, if already made (the analysis' own)
                     ) -> CostModel:
     "Gather, in one pass, what `CostModel.figures` needs for any selection over `layers` and `groups`."
     check_flag('guard', guard)
@@ -283,10 +285,10 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
     bad = [n for n in dict.fromkeys(named) if n not in cands or n not in weights]
     if bad: raise ValueError(f"layers {bad} are not layers of this model that fasterai compresses (with a weight parameter)")
     with (ModelGuard(model) if guard else contextlib.nullcontext()), torch.no_grad():
-        total, _, df = count_flops_params(model, sample)
+        df = count_flops_params(model, sample)[2] if counted is None else counted
         macs = {r.layer: int(r.macs) for r in df.itertuples() if r.layer in weights and r.macs}
-        other = total - sum(macs.values())
-        table, pmacs = _pruning_tables(model, sample, params, groups, pruner, cuts, df.attrs.get('weightless', {}))
+        other = int(df.macs.sum()) - sum(macs.values())
+        table, pmacs = _pruning_tables(model, sample, params, groups, pruner, cuts, df.attrs.get('weightless', {}), shapes)
     scoped = (list(range(len(params))) if scope == 'model' else sorted({weights[n] for n in named}))
     nz = df.attrs['nonzero']
     return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
@@ -294,7 +296,12 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
                      weights, macs, float(other), {n: list(ax) for n, ax in layers.items()},
                      table, scoped, scope == 'model', pruning_macs=pmacs, uncounted=df.attrs.get('uncounted', {}))
 
-def _pruning_tables(model, sample, params:list, groups:dict, pruner, cuts:dict|None, owners:dict) -> tuple:
+def _opaque_unchanged(shapes:dict|None, opaque:list, group:str, levels:list) -> bool:
+    "Did every module in `opaque` see the same input shapes with `group` cut at each of `levels` as on the intact model? (No record: unknown.)"
+    if shapes is None or not levels: return False
+    return all((o, None) in shapes and shapes.get((o, (group, lv))) == shapes[(o, None)] for o in opaque for lv in levels)
+
+def _pruning_tables(model, sample, params:list, groups:dict, pruner, cuts:dict|None, owners:dict, shapes:dict|None=None) -> tuple:
     "`(tables, weightless MACs removed)` of every group: its rows at each level, and where attention's products shrink, by how much."
     if not groups: return {}, {}
     if pruner is None:
@@ -302,15 +309,16 @@ def _pruning_tables(model, sample, params:list, groups:dict, pruner, cuts:dict|N
         pruner = Pruner(model, 0, example_inputs=sample)
     index = {n: i for i, (n, _) in enumerate(params)}
     wl = WeightlessCuts(owners, params, _out_axes(model, params))
-    def removed_at(names, lv, rows):                   # weightless MACs a cut removes: from shapes, or counted on the pruned model
-        if not wl.opaque: return wl.removed(rows)
-        if not rows: return 0.
-        with pruner.pruned({n: lv for n in names}): return sum(owners.values()) - sum(weightless_macs(model, sample).values())
+    def removed_at(g, names, lv, rows):                # weightless MACs a cut removes: from shapes, or counted on the pruned model
+        measured = [l for gg, l in (cuts or {}) if gg == g]
+        if not rows or not wl.opaque or _opaque_unchanged(shapes, wl.opaque, g, measured): return wl.removed(rows)
+        with pruner.pruned({n: lv for n in names}): now = weightless_macs(model, sample)
+        return wl.removed(rows) + sum(owners[o] - now.get(o, 0) for o in wl.opaque)
     tables, pmacs = {}, {}
     for g, (names, levels) in groups.items():
         seen = {lv: [[index[n], ax, r] for n, ax, r in rows] for (gg, lv), rows in (cuts or {}).items() if gg == g}
         tables[g] = _group_table(model, params, pruner, names, levels, seen)
-        removed = [[lv, removed_at(names, lv, rows)] for lv, rows in tables[g]]
+        removed = [[lv, removed_at(g, names, lv, rows)] for lv, rows in tables[g]]
         if any(m for _, m in removed): pmacs[g] = [[lv, m] for lv, m in removed if m]
     return tables, pmacs
 

@@ -28,9 +28,10 @@ class Timing:
     eval_seconds:float=0.       # wall time spent evaluating the metric (eval_fn, or data + metric)
     total_seconds:float=0.      # wall time of the whole analyze/sweep call
     floor_evals:int=0           # 1 + layers × levels: what any black-box analysis must call
-    interval_seconds:float=0.   # part of the overhead: keeping per-sample values and computing the intervals
+    interval_seconds:float=0.   # part of the overhead: computing the intervals (the bootstrap)
     cost_seconds:float=0.       # part of the overhead: recording what each unit and level removes (`SensitivityAnalyzer(costs=True)`)
     evaluation:str|None=None    # how the metric was evaluated, when there is something to say (the suffix path's cache)
+    sample_seconds:float=0.     # part of the overhead: keeping the per-sample values (bookkeeping)
 
     @property
     def overhead_seconds(self) -> float: return self.total_seconds - self.eval_seconds
@@ -41,7 +42,8 @@ class Timing:
         return 100 * self.overhead_seconds / self.eval_seconds if self.eval_seconds > 0 else math.nan
 
     def __str__(self):
-        parts = [f"{k} {100 * v / self.eval_seconds:.1f}%" for k, v in (('intervals', self.interval_seconds), ('costs', self.cost_seconds))
+        parts = [f"{k} {100 * v / self.eval_seconds:.1f}%" for k, v in (('per-sample values', self.sample_seconds),
+                 ('intervals', self.interval_seconds), ('costs', self.cost_seconds))
                  if v > 0 and self.eval_seconds > 0]
         iv = f" ({', '.join(parts)})" if parts else ''
         return (f"{self.n_evals} evaluations (floor {self.floor_evals}), {self.eval_seconds:.3f} s evaluating the metric, "
@@ -421,7 +423,7 @@ _LAYER_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'bas
                  'others': opt(_dec_map(_dec_obj({'compressed_metric': dec_float, **_dec_ci}, ['compressed_metric']))),
                  'removed': opt(_dec_map(dec_float)), 'note': opt(dec_str)}
 _TIMING_FIELDS = {'n_evals': dec_int, 'eval_seconds': dec_float, 'total_seconds': dec_float, 'floor_evals': dec_int,
-                  'interval_seconds': dec_float, 'cost_seconds': dec_float, 'evaluation': opt(dec_str)}
+                  'interval_seconds': dec_float, 'cost_seconds': dec_float, 'evaluation': opt(dec_str), 'sample_seconds': dec_float}
 _TEXT_COLS = {'name': True, 'layer_type': True, 'compression_type': True, 'metric_name': True, 'layer': True,
               'reason': 'opt', 'group': 'opt', 'method': True, 'note': 'opt'}   # CSV columns holding text as written
 

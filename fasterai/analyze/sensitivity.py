@@ -14,7 +14,7 @@ from ..core.granularity import Granularities, unit_type
 from ..core.model import ModelGuard, model_devices, single_device, check_model
 from ..core.units import check_flag, check_flags, fraction_warnings
 from ..core.select import candidate_units, select_modules, weight_inventory
-from ..core.counter import layer_macs
+from ..core.counter import count_flops_params, LayerMacs
 from .compressions import (AnalysisSetup, as_compression, option_names, run_model, input_shape,
                                            to_device, first_item, Compression, Option, PERCENT, BITS, register_compression,
                                            get_compression, compressions, describe_kinds, SparsityCompression,
@@ -74,8 +74,10 @@ def check_sample(model:nn.Module,  # the model
     "Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each layer's MACs, and the input that ran."
     first, err = first_item(sample), None
     for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
-        try: macs = layer_macs(model, list(layers), inputs)             # raises only if the model cannot run
+        try: _, _, df = count_flops_params(model, inputs)               # raises only if the model cannot run
         except ValueError as e: err = e.__cause__ or e; continue
+        by_layer = dict(zip(df.layer, df.macs))
+        macs = LayerMacs({n: int(by_layer.get(n, 0)) for n in layers}, df.attrs['uncounted'], df)   # the count kept: the costs reuse it
         if run is not None: run(inputs)
         return macs, inputs
     raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: {err}") from err
@@ -263,7 +265,7 @@ def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> Cos
             grid = np.round(COST_STEP * np.arange(1, int(max(lvs) / COST_STEP + 1e-9) + 1), 9).tolist()
             groups[u.group] = (list(u.names), sorted(set(map(float, lvs)) | set(grid)))
         else: layers.update({n: comp.cost_axes(comp.setup.layers[n]) for n in u.names})
-    try: return build_cost_model(model, inputs, layers, groups, guard=False, **comp.cost_sources())
+    try: return build_cost_model(model, inputs, layers, groups, guard=False, counted=comp.setup.counted, **comp.cost_sources())
     except Exception as e:                      # the measurements stand; the costs are missing, and the user is told why
         if errors == 'raise': raise
         warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements are complete, "
@@ -300,7 +302,9 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     with ModelGuard(self.model, self.device, inside='your eval_fn' if self.eval_fn is not None else 'your metric') as guard:
         dev = torch.device(self.device) if self.device is not None else _model_device(self.model)
         setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
-        macs, inputs = check_sample(self.model, sel, setup.sample, comp.run_sample)
+        macs, inputs = check_sample(self.model, sel, setup.sample)
+        setup.counted = macs.counted                                    # before the kind's preparation: it may read the count
+        comp.run_sample(inputs)
         ev = self.evaluator
         n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
         fp = (_fingerprint(self, cls, comp, sel, lv, stop, setup.sample)
@@ -347,7 +351,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
                       comp.settings(), other_metrics=other_metrics, confidence=m.confidence,
                       costs=None if cm is None else cm.to_dict(), coverage=coverage)
     res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(sel) * len(lv),
-                        m.interval_seconds + getattr(ev, 'sample_seconds', 0.) - b0, t_cost, ev.describe())
+                        m.interval_seconds, t_cost, ev.describe(), ev.sample_seconds - b0)
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2

@@ -192,6 +192,16 @@ def _hidden_products(func) -> str|None:
     if func._overloadpacket.__name__ in _FUSED: return "a fused kernel without a MAC formula"
     return None
 
+_FREE = {'batch_norm', 'native_batch_norm', '_native_batch_norm_legit_no_training', 'layer_norm', 'native_layer_norm',
+         'group_norm', 'native_group_norm', 'max_pool2d', 'max_pool2d_with_indices', 'avg_pool2d', 'adaptive_avg_pool2d',
+         '_adaptive_avg_pool2d', 'mean', 'sum', 'cat', 'embedding', 'softmax', '_softmax', 'log_softmax', '_log_softmax',
+         'dropout', 'native_dropout', 'flatten', 'contiguous', 'clone', 'copy_', 'to', '_to_copy'}
+
+def _product_free(func) -> bool:
+    "An aten operator whose decomposition multiplies nothing counted (pointwise, norms, pools, reductions): not worth decomposing."
+    if getattr(func, 'namespace', None) != 'aten': return False
+    return torch.Tag.pointwise in func.tags or func._overloadpacket.__name__ in _FREE or torch.Tag.view_copy in func.tags
+
 class _MacCounter(TorchDispatchMode):
     "Counts each operator with a formula, for the running modules and the weight it reads; records what it cannot."
     def __init__(self, formulas:dict, owners:dict, stack:_ModuleStack, count:_MacCount):
@@ -201,7 +211,7 @@ class _MacCounter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         formula = self.formulas.get(func._overloadpacket)
-        if formula is None and func is not torch.ops.prim.device.default:     # as FlopCounterMode: its decomposition
+        if formula is None and func is not torch.ops.prim.device.default and not _product_free(func):   # as FlopCounterMode
             with self:
                 out = func.decompose(*args, **kwargs)
             if out is not NotImplemented: return out
@@ -352,10 +362,10 @@ def _rows_of(units:dict, m) -> list:
     return [(n, u) for n, u in units.items() if isinstance(u, WeightUnit) and u.pname != 'weight' and u.module is m]
 
 class LayerMacs(dict):
-    "Layer name -> MACs (a dict), and `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}."
-    def __init__(self, macs:dict, uncounted:dict):
+    "Layer name -> MACs (a dict); `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}; `counted`: the whole count, if kept."
+    def __init__(self, macs:dict, uncounted:dict, counted=None):
         super().__init__(macs)
-        self.uncounted = uncounted
+        self.uncounted, self.counted = uncounted, counted
 
 def layer_macs(model:nn.Module,   # the model; left unchanged
                layers,            # names of leaf layers
@@ -374,15 +384,19 @@ def weightless_macs(model:nn.Module,   # the model; left unchanged
 def _weightless(model:nn.Module, count:_MacCount, macs_of) -> dict:
     "`weightless_macs` from a count already made."
     rows = _rows(model, _layers(model))
-    weighted = [(n, macs_of(n)) for n, m in rows if isinstance(getattr(m, 'weight', None), torch.Tensor)]
-    inside = lambda n, root: root == '' or n == root or n.startswith(root + '.')
-    kids = lambda name, m: [f"{name}.{c}" if name else c for c, _ in m.named_children()]
+    below = {}                                               # module name -> MACs of the weighted units inside it
+    for n, m in rows:
+        if not isinstance(getattr(m, 'weight', None), torch.Tensor): continue
+        v, parts = macs_of(n), n.split('.')
+        for key in ('.'.join(parts[:k]) for k in range(len(parts) + 1)): below[key] = below.get(key, 0) + v
+    mods = list(model.named_modules())
+    kids = {name: [f"{name}.{c}" if name else c for c, _ in m.named_children()] for name, m in mods}
     free = {}
-    for name, m in reversed(list(model.named_modules())):   # sub-modules first
+    for name, m in reversed(mods):                           # sub-modules first
         ran = count.by_module.get(name, 0)
-        free[name] = (max(ran - sum(v for n, v in weighted if inside(n, name)), 0) if ran   # 0: a layer its parent multiplies (out_proj)
-                      else sum(free[k] for k in kids(name, m)))                             # a container never called (nn.ModuleList)
-    own = {name: free[name] - sum(free[k] for k in kids(name, m)) for name, m in model.named_modules()}
+        free[name] = (max(ran - below.get(name, 0), 0) if ran            # 0: a layer its parent multiplies (out_proj)
+                      else sum(free[k] for k in kids[name]))             # a container never called (nn.ModuleList)
+    own = {name: free[name] - sum(free[k] for k in kids[name]) for name, _ in mods}
     return {n: v for n, v in own.items() if v > 0}
 
 # %% ../../nbs/core/counter.ipynb #59b86d75

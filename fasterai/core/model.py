@@ -11,7 +11,7 @@ import torch.nn as nn
 
 # %% auto #0
 __all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cleaned', 'silenced', 'model_devices',
-           'model_device', 'single_device', 'check_model', 'tensor_checksum', 'same_bits', 'device_digests',
+           'model_device', 'single_device', 'check_model', 'tensor_checksum', 'same_bits', 'device_digest',
            'model_checksums', 'ModelGuard']
 
 # %% ../../nbs/core/model.ipynb #dcb0a2c1
@@ -132,21 +132,35 @@ def same_bits(a:torch.Tensor, b:torch.Tensor) -> bool:
     return torch.equal(x, y)
 
 @torch.no_grad()
-def device_digests(tensors:list,        # tensors on one device
-                   chunk:int=1 << 24    # elements per step: bounds the temporary memory (8 bytes each)
-                  ) -> torch.Tensor:
-    "`(len(tensors), 2)` int64 on their device: the sum and a position-weighted sum of each tensor's bits read as integers, with no host sync."
-    if not tensors: return torch.zeros(0, 2, dtype=torch.int64)
-    dev = tensors[0].device
-    out = torch.zeros(len(tensors), 2, dtype=torch.int64, device=dev)
-    for k, t in enumerate(tensors):
+def device_digest(tensors:list,        # tensors on one device
+                  chunk:int=1 << 26    # elements digested at once: small tensors are concatenated up to this many
+                 ) -> torch.Tensor:
+    "A small int64 tensor on the tensors' device summing their bits read as integers — overall, and weighted by row and column of each chunk seen as rows of 1,024 — with a few kernels and no host sync: equal bits, equal digests."
+    if not tensors: return torch.zeros(0, 3, dtype=torch.int64)
+    by_size = {}
+    for t in tensors:
         x = _as_ints(t).reshape(-1)
-        for i in range(0, x.numel(), chunk):
-            v = x[i:i + chunk].to(torch.int64)
-            pos = torch.arange(i, i + v.numel(), device=dev, dtype=torch.int64).remainder_(65521).add_(1)
-            out[k, 0] += v.sum()
-            out[k, 1] += (v * pos).sum()
-    return out
+        by_size.setdefault(x.element_size(), []).append(x)
+    parts = []
+    for xs in by_size.values():
+        batch, n = [], 0
+        for x in xs:
+            if batch and n + x.numel() > chunk:
+                parts.append(_chunk_digest(batch)); batch, n = [], 0
+            batch.append(x); n += x.numel()
+        if batch: parts.append(_chunk_digest(batch))
+    return torch.stack(parts)
+
+def _chunk_digest(xs:list, cols:int=1024) -> torch.Tensor:
+    "`[sum, row-weighted sum, column-weighted sum]` of the flat integer tensors `xs`, laid end to end in rows of `cols`."
+    n = sum(x.numel() for x in xs)
+    pad = -n % cols
+    flat = xs[0] if len(xs) == 1 and not pad else torch.cat(xs + ([xs[0].new_zeros(pad)] if pad else []))
+    m = flat.view(-1, cols)
+    rows, columns = m.sum(1, dtype=torch.int64), m.sum(0, dtype=torch.int64)
+    wr = torch.arange(len(rows), device=m.device, dtype=torch.int64).remainder_(65521).add_(1)
+    wc = torch.arange(1, cols + 1, device=m.device, dtype=torch.int64)
+    return torch.stack([rows.sum(), (rows * wr).sum(), (columns * wc).sum()])
 
 def model_checksums(model:nn.Module) -> dict:
     "Name -> `tensor_checksum` of every parameter and buffer of `model` (shared tensors once, under their first name)."
@@ -213,7 +227,7 @@ class ModelGuard:
                             for t in keep}
             self._digested = params if self._on_host else None
             self._digest_ids = {id(t) for t in params} if self._on_host else set()
-            self._digests = device_digests(params) if self._on_host else None
+            self._digests = device_digest(params) if self._on_host else None
             m.eval()
             self._prev = ModelGuard._active.get(m)
             ModelGuard._active[m] = self
@@ -258,15 +272,11 @@ class ModelGuard:
 
     @torch.no_grad()
     def _suspects(self) -> set|None:
-        "ids of the parameters kept on the host whose digest, shape or dtype changed since entry (None: compare every tensor)."
+        "ids of the parameters kept on the host that may have changed since entry: none when the device digest is the same (None: compare every tensor)."
         if self._digests is None: return None
         ts = self._digested
-        shaped = {i for i, t in enumerate(ts) if t.shape != self._copies[id(t)].shape or t.dtype != self._copies[id(t)].dtype}
-        same = [i for i in range(len(ts)) if i not in shaped]
-        if not same: return {id(t) for t in ts}
-        now = device_digests([ts[i] for i in same])
-        moved = (now != self._digests[same]).any(1).tolist()           # one host transfer for all
-        return {id(ts[i]) for i in shaped} | {id(ts[i]) for i, m in zip(same, moved) if m}
+        if any(t.shape != self._copies[id(t)].shape or t.dtype != self._copies[id(t)].dtype for t in ts): return {id(t) for t in ts}
+        return set() if torch.equal(device_digest(ts), self._digests) else {id(t) for t in ts}   # one host read
 
     @torch.no_grad()
     def _put_back(self) -> list:
