@@ -241,15 +241,18 @@ class ModelGuard:
 
     @torch.no_grad()
     def restore_buffers(self):
-        "Put every buffer back to its entry value, in its original slot."
-        dst, src = [], []
+        "Put every buffer back to its entry value, in its original slot: one batched copy, buffer by buffer only if one changed its shape."
         for d, k, t in self._buffer_slots:
             if d.get(k) is not t: d[k] = t
-            if t is None: continue
-            saved = self._copies[id(t)]
-            if t.shape == saved.shape and t.dtype == saved.dtype and t.device == saved.device: dst.append(t); src.append(saved)
-            else: t.data = saved.clone()
-        if dst: torch._foreach_copy_(dst, src)
+        live = [t for _, _, t in self._buffer_slots if t is not None]
+        saved = [self._copies[id(t)] for t in live]
+        try:
+            if live: torch._foreach_copy_(live, saved)      # the usual case: every buffer as it was, values aside
+            return
+        except RuntimeError: pass                          # a buffer of another shape (a cut not undone): each on its own
+        for t, s in zip(live, saved):
+            if t.shape == s.shape and t.dtype == s.dtype and t.device == s.device: t.copy_(s)
+            else: t.data = s.clone()
 
     def _put_back_structure(self) -> list:
         "Each module's class, children, slots and `requires_grad` flags as on entry: names of what differed."
