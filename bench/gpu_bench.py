@@ -272,11 +272,12 @@ def main(argv=None):
             try: suffix = suffix_rows(model, xs, ys, device, name)
             except Exception as e: print(f"   suffix FAILED: {type(e).__name__}: {str(e)[:300]}", flush=True)
             print('  ', suffix, flush=True)
+            if a.fa032: fa = run_fa032(a.fa032, small)                # right after ours, on the same warm card
+            print('  ', fa, flush=True)
         del model, xs, ys
         if device.type == 'cuda': torch.cuda.empty_cache()
         if a.json:                                                   # what is measured so far survives a timeout
-            with open(a.json, 'w') as f: json.dump({'rows': rows, 'suffix': suffix}, f, indent=1, default=str)
-    if a.fa032 and 'resnet50' in parts: fa = run_fa032(a.fa032, small)
+            with open(a.json, 'w') as f: json.dump({'rows': rows, 'suffix': suffix, 'fasterai_0.3.2': fa}, f, indent=1, default=str)
     print('\n== overhead above eval_fn, costs recorded (the default)')
     print(table(rows + fa, ['model', 'analysis', 'evals', 'ms_per_eval', 'overhead_pct', 'overhead_ms_per_eval', 'costs_pct',
                             'peak_above_model_gb', 'model_gb', 'wall_s', 'cuda_mallocs']))
