@@ -309,16 +309,21 @@ def _pruning_tables(model, sample, params:list, groups:dict, pruner, cuts:dict|N
         pruner = Pruner(model, 0, example_inputs=sample)
     index = {n: i for i, (n, _) in enumerate(params)}
     wl = WeightlessCuts(owners, params, _out_axes(model, params))
-    def removed_at(g, names, lv, rows):                # weightless MACs a cut removes: from shapes, or counted on the pruned model
-        measured = [l for gg, l in (cuts or {}) if gg == g]
-        if not rows or not wl.opaque or _opaque_unchanged(shapes, wl.opaque, g, measured): return wl.removed(rows)
+    def opaque_removed(names, lv) -> float:            # counted on the pruned model: what modules without weights lost
         with pruner.pruned({n: lv for n in names}): now = weightless_macs(model, sample)
-        return wl.removed(rows) + sum(owners[o] - now.get(o, 0) for o in wl.opaque)
+        return float(sum(owners[o] - now.get(o, 0) for o in wl.opaque))
+    def opaque_fixed(g, names, table) -> bool:         # their products do not change with this group's cuts
+        if not wl.opaque: return True
+        measured = [l for gg, l in (cuts or {}) if gg == g]
+        if _opaque_unchanged(shapes, wl.opaque, g, measured): return True            # the same inputs when it was cut
+        top = max((lv for lv, rows in table if rows), default=None)                 # else one count, at its strongest cut
+        return top is None or opaque_removed(names, top) == 0
     tables, pmacs = {}, {}
     for g, (names, levels) in groups.items():
         seen = {lv: [[index[n], ax, r] for n, ax, r in rows] for (gg, lv), rows in (cuts or {}).items() if gg == g}
         tables[g] = _group_table(model, params, pruner, names, levels, seen)
-        removed = [[lv, removed_at(g, names, lv, rows)] for lv, rows in tables[g]]
+        fixed = opaque_fixed(g, names, tables[g])
+        removed = [[lv, wl.removed(rows) + (0. if fixed or not rows else opaque_removed(names, lv))] for lv, rows in tables[g]]
         if any(m for _, m in removed): pmacs[g] = [[lv, m] for lv, m in removed if m]
     return tables, pmacs
 
