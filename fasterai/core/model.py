@@ -133,33 +133,32 @@ def same_bits(a:torch.Tensor, b:torch.Tensor) -> bool:
 
 @torch.no_grad()
 def device_digest(tensors:list,        # tensors on one device
-                  chunk:int=1 << 26    # elements digested at once: small tensors are concatenated up to this many
+                  chunk:int=1 << 20    # a tensor this large is digested where it lies; smaller ones are gathered up to this many elements
                  ) -> torch.Tensor:
-    "A small int64 tensor on the tensors' device summing their bits read as integers — overall, and weighted by row and column of each chunk seen as rows of 1,024 — with a few kernels and no host sync: equal bits, equal digests."
+    "A small int64 tensor on the tensors' device: sums of their bits read as integers — overall, and weighted by row and by column of rows of 1,024 — in a few kernels, with no host sync and at most `chunk` elements of temporary copies: equal bits, equal digests."
     if not tensors: return torch.zeros(0, 3, dtype=torch.int64)
-    by_size = {}
+    parts, small = [], {}
     for t in tensors:
         x = _as_ints(t).reshape(-1)
-        by_size.setdefault(x.element_size(), []).append(x)
-    parts = []
-    for xs in by_size.values():
-        batch, n = [], 0
-        for x in xs:
-            if batch and n + x.numel() > chunk:
-                parts.append(_chunk_digest(batch)); batch, n = [], 0
-            batch.append(x); n += x.numel()
-        if batch: parts.append(_chunk_digest(batch))
+        whole = x.numel() // 1024 * 1024 if x.numel() >= chunk else 0
+        if whole: parts.append(_rows_digest(x[:whole].view(-1, 1024)))       # in place: no copy of a large tensor
+        rest = small.setdefault(x.element_size(), [[]])
+        if x.numel() > whole:
+            if sum(y.numel() for y in rest[-1]) + x.numel() - whole > chunk: rest.append([])
+            rest[-1].append(x[whole:])
+    for batches in small.values():
+        for xs in batches:
+            if not xs: continue
+            n = sum(y.numel() for y in xs)
+            flat = torch.cat(xs + [xs[0].new_zeros(-n % 1024)])
+            parts.append(_rows_digest(flat.view(-1, 1024)))
     return torch.stack(parts)
 
-def _chunk_digest(xs:list, cols:int=1024) -> torch.Tensor:
-    "`[sum, row-weighted sum, column-weighted sum]` of the flat integer tensors `xs`, laid end to end in rows of `cols`."
-    n = sum(x.numel() for x in xs)
-    pad = -n % cols
-    flat = xs[0] if len(xs) == 1 and not pad else torch.cat(xs + ([xs[0].new_zeros(pad)] if pad else []))
-    m = flat.view(-1, cols)
+def _rows_digest(m:torch.Tensor) -> torch.Tensor:
+    "`[sum, row-weighted sum, column-weighted sum]` of the integer matrix `m`, in int64."
     rows, columns = m.sum(1, dtype=torch.int64), m.sum(0, dtype=torch.int64)
     wr = torch.arange(len(rows), device=m.device, dtype=torch.int64).remainder_(65521).add_(1)
-    wc = torch.arange(1, cols + 1, device=m.device, dtype=torch.int64)
+    wc = torch.arange(1, m.shape[1] + 1, device=m.device, dtype=torch.int64)
     return torch.stack([rows.sum(), (rows * wr).sum(), (columns * wc).sum()])
 
 def model_checksums(model:nn.Module) -> dict:
