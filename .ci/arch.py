@@ -5,8 +5,12 @@ the script exits 1 if any is violated.
 2. Imports only go down the layers (parsed with `ast`: absolute, relative and function-level imports).
 3. No compression kind is told apart by comparing its name string (`== 'pruning'`): kinds carry behaviour.
 4. No copy-paste of six lines or more (`duplicates`, a workplace tool: skipped where it is not installed).
+5. No dispatch on a kind's tool (`isinstance(x, Quantizer)`) or on a kind's name (`.name in kinds`): kinds carry behaviour.
+6. A class's methods do not depend on what was imported: `@patch` only in the module that defines the class.
+Then it prints, without failing on them, how the code reads: lines over 120 characters, statements joined by `;`,
+modules over 500 lines, functions over 60 lines, and the share of export cells followed by a test before the next one.
 """
-import ast, re, shutil, subprocess, sys
+import ast, io, json, re, shutil, subprocess, sys, tokenize
 from pathlib import Path
 
 # The one module that may import (or name) torch_pruning: the adapter over its dependency graph.
@@ -14,12 +18,11 @@ TP_ADAPTER = 'fasterai/core/graph.py'
 # Files that only re-export or index other modules' names; they may name what those modules name.
 REEXPORTS = {'__init__.py', 'all.py', '_modidx.py'}
 # Layer rules: a module under the key (a package prefix) must not import anything under the values.
-# `fasterai.analysis` is the old path of `fasterai.analyze`; a module named `cli` is CLI-level.
-UPPER = {'core': ('sparse', 'prune', 'quantize', 'analyze', 'analysis', 'plan'),
-         'sparse': ('analyze', 'analysis', 'plan'), 'prune': ('analyze', 'analysis', 'plan'),
-         'quantize': ('analyze', 'analysis', 'plan'),
-         'analyze': ('plan',), 'analysis': ('plan',)}
-CLI = 'cli'                                              # a module of this name is above every layer
+# `fasterai.analysis` is the old path of `fasterai.analyze`; `fasterai.cli`, the command line, is above every layer.
+UPPER = {'core': ('sparse', 'prune', 'quantize', 'analyze', 'analysis', 'plan', 'cli'),
+         'sparse': ('analyze', 'analysis', 'plan', 'cli'), 'prune': ('analyze', 'analysis', 'plan', 'cli'),
+         'quantize': ('analyze', 'analysis', 'plan', 'cli'),
+         'analyze': ('plan', 'cli'), 'analysis': ('plan', 'cli'), 'plan': ('cli',), 'demo': ('cli',)}
 KIND_CMP = re.compile(r"""(==|!=) *['"](sparsity|pruning|quantization)['"]""")
 
 root = Path(__file__).resolve().parent.parent
@@ -64,13 +67,11 @@ def check_layers() -> list[str]:
     "Imports that go up a layer."
     bad, n = {}, 0
     for rel, mod in modules():
-        if mod.split('.')[-1] == CLI: continue
         sub = mod.split('.')[1] if mod.count('.') else ''
         forbidden = [f"fasterai.{u}" for u in UPPER.get(sub, ())]
         for line, target in imported(root / rel, mod):
             n += 1
             why = next((f"{f} is above fasterai.{sub}" for f in forbidden if under(target, f)), None)
-            if why is None and under(target, 'fasterai') and target.split('.')[-1] == CLI: why = 'CLI-level'
             if why: bad.setdefault((str(rel), line), f"{rel}:{line} imports {target} ({why})")   # one per import statement
     print(f"  {n} imported names read in {sum(1 for _ in modules())} modules")
     return [bad[k] for k in sorted(bad)]
@@ -83,6 +84,71 @@ def check_kind_strings() -> list[str]:
         for i, line in enumerate((root / rel).read_text(encoding='utf-8').split('\n'), 1):
             if KIND_CMP.search(line): bad.append(f"{rel}:{i}: {line.strip()}")
     return bad
+
+KIND_TOOLS = ('Quantizer', 'Sparsifier', 'Pruner', 'SparsityCompression', 'QuantizationCompression', 'PruningCompression')
+NAME_IN_KINDS = re.compile(r"\.name\s+in\s+(self\.)?kinds\b")
+
+def check_kind_dispatch() -> list[str]:
+    "`isinstance(x, <a kind's tool or class>)` outside the module defining it, and `.name in kinds` tests."
+    bad = []
+    for rel, mod in modules():
+        if rel.name in REEXPORTS: continue
+        text = (root / rel).read_text(encoding='utf-8')
+        defined = {n.name for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)}
+        for node in ast.walk(ast.parse(text)):
+            if not (isinstance(node, ast.Call) and getattr(node.func, 'id', None) == 'isinstance' and len(node.args) == 2): continue
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            hit = [k.id for k in kinds if isinstance(k, ast.Name) and k.id in KIND_TOOLS and k.id not in defined]
+            if hit: bad.append(f"{rel}:{node.lineno}: isinstance(..., {', '.join(hit)}) dispatches on a kind's tool")
+        for i, line in enumerate(text.split('\n'), 1):
+            if NAME_IN_KINDS.search(line): bad.append(f"{rel}:{i}: {line.strip()} (a kind's name tested)")
+    return bad
+
+def _patched_class(fn:ast.FunctionDef) -> str|None:
+    "The class a `@patch`-decorated function attaches to (its first argument's annotation), or None if not patched."
+    patched = any((isinstance(d, ast.Name) and d.id == 'patch') or (isinstance(d, ast.Call) and getattr(d.func, 'id', None) == 'patch')
+                  for d in fn.decorator_list)
+    if not patched or not fn.args.args or fn.args.args[0].annotation is None: return None
+    ann = fn.args.args[0].annotation
+    return ann.id if isinstance(ann, ast.Name) else ast.unparse(ann)
+
+def check_patches() -> list[str]:
+    "`@patch` onto a class defined in another module."
+    bad = []
+    for rel, _ in modules():
+        if rel.name in REEXPORTS: continue
+        tree = ast.parse((root / rel).read_text(encoding='utf-8'))
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and (cls := _patched_class(node)) and cls not in defined:
+                bad.append(f"{rel}:{node.lineno}: @patch {node.name} onto {cls}, a class of another module")
+    return bad
+
+def report_reading():
+    "How the code reads (printed, not failing): long lines, joined statements, long modules and functions, test rhythm."
+    long_lines, joined, big_mods, big_fns = 0, 0, [], []
+    for rel, _ in modules():
+        if rel.name == '_modidx.py': continue
+        text = (root / rel).read_text(encoding='utf-8')
+        lines = text.split('\n')
+        long_lines += sum(len(l) > 120 for l in lines)
+        tree = ast.parse(text)
+        joined += sum(1 for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.OP and t.string == ';')
+        if len(lines) > 500: big_mods.append(f"{rel} ({len(lines)})")
+        big_fns += [f"{rel}:{n.name} ({n.end_lineno - n.lineno + 1})" for n in ast.walk(tree)
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60]
+    cells, tested = 0, 0
+    for nb in sorted((root / 'nbs').rglob('*.ipynb')):
+        srcs = [''.join(c['source']) for c in json.load(open(nb))['cells'] if c['cell_type'] == 'code']
+        exports = [i for i, s in enumerate(srcs) if re.match(r'#\|\s*export', s)]
+        for k, i in enumerate(exports):
+            nxt = exports[k + 1] if k + 1 < len(exports) else len(srcs)
+            cells += 1
+            tested += any(re.search(r'\btest_\w+\(|^\s*assert\b', s, re.M) for s in srcs[i + 1:nxt])
+    print(f"  lines over 120 characters: {long_lines}; statements joined by ';': {joined}")
+    print(f"  modules over 500 lines: {len(big_mods)} {big_mods[:6]}; functions over 60 lines: {len(big_fns)} {big_fns[:4]}")
+    print(f"  export cells followed by a test before the next export: {tested} of {cells} ({100 * tested / max(cells, 1):.0f}%)")
+    return []
 
 def check_duplicates():
     "Pairs of six or more shared lines, outside _modidx.py; None when the tool is not installed."
@@ -98,7 +164,9 @@ def check_duplicates():
     return bad
 
 CHECKS = [('one torch-pruning adapter', check_torch_pruning), ('imports go down the layers', check_layers),
-          ('no kind-name string comparisons', check_kind_strings), ('no duplicated code (duplicates)', check_duplicates)]
+          ('no kind-name string comparisons', check_kind_strings), ('no duplicated code (duplicates)', check_duplicates),
+          ('no dispatch on a kind\'s tool or name', check_kind_dispatch), ('@patch only where the class lives', check_patches),
+          ('how the code reads (reported, not enforced yet)', report_reading)]
 
 if __name__ == '__main__':
     failed = []

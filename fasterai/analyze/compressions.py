@@ -224,10 +224,6 @@ class Compression:
     def undo(self): raise NotImplementedError
     def close(self): "Release what `prepare` built (always called, also after an error)."
 
-    def removed(self, unit:Unit, level) -> dict:
-        "What compressing `unit` at `level` removes: `{'params': ..., 'bytes': ..., 'macs': None}` (prepared kinds only)."
-        raise NotImplementedError(f"compression {self.name!r} does not say what it removes: define removed(unit, level)")
-
     @contextlib.contextmanager
     def applied(self, unit:Unit, level):
         "`with comp.applied(unit, level) as info:` compress inside the block, always undo on exit."
@@ -345,13 +341,6 @@ class SparsityCompression(_WeightEdit):
             out['channels_removed'] = n_zeroed(scores.numel(), level)      # exactly that many groups: no count on the device
         return out
 
-    def removed(self, unit:Unit, level) -> dict:
-        "Weights that become zero, and their bytes at fp32 stored sparse (4 each)."
-        w = self.setup.layers[unit.names[0]].weight
-        before = int((w == 0).sum())
-        with self.applied(unit, level): n = int((w == 0).sum()) - before
-        return {'params': n, 'bytes': 4 * n, 'macs': None}
-
     def close(self):
         super().close()
         self._scores, self._scratch = (None, None), None
@@ -429,11 +418,6 @@ class QuantizationCompression(_WeightEdit):
             self._hook = m.register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=level))
         return {'touched': [name]}
 
-    def removed(self, unit:Unit, level) -> dict:
-        "No weight removed; the weight's bytes shrink from 32 to `level` bits each."
-        n = self.setup.layers[unit.names[0]].weight.numel()
-        return {'params': 0, 'bytes': n * (32 - level) / 8, 'macs': None}
-
     def undo(self):
         if self._hook is not None: self._hook.remove(); self._hook = None
         if self._float32 is not None: self._float32(); self._float32 = None
@@ -510,13 +494,6 @@ class PruningCompression(Compression):
         before, after = info.groups.get(unit.group, (0, 0))
         return {'channels_removed': before - after, 'touched': list(info.touched),
                 'indices': info.indices.get(unit.group, [])}   # the root's removed channels (for estimates)
-
-    def removed(self, unit:Unit, level) -> dict:
-        "Parameters physically removed from the model (the group's channels, their norms, the consumers' inputs), at fp32."
-        count = lambda: sum(p.numel() for p in self.setup.model.parameters())
-        before = count()
-        with self.applied(unit, level): n = before - count()
-        return {'params': n, 'bytes': 4 * n, 'macs': None}
 
     def undo(self):
         cm, self._cm, self._key = self._cm, None, None

@@ -519,8 +519,6 @@ def _make_plan(nodes:list, run:set, prefill:set, inplace:set, dirty:int=0) -> _P
                  any(n.op == 'placeholder' for n in order), any(n in inplace for n in order), dirty)
 
 # %% ../../nbs/analyze/evaluation.ipynb #e4d065f4
-_tensors = tensors_of
-
 def _storage(t:torch.Tensor) -> int:
     try: return t.untyped_storage().data_ptr()
     except Exception: return id(t)
@@ -528,7 +526,7 @@ def _storage(t:torch.Tensor) -> int:
 def value_nbytes(v) -> int:
     "Bytes held by the tensors in `v` (each distinct storage counted whole: a view keeps its base alive)."
     seen, total = set(), 0
-    for t in _tensors(v):
+    for t in tensors_of(v):
         try: s = t.untyped_storage(); key, size = s.data_ptr(), s.nbytes()
         except Exception: key, size = id(t), t.numel() * t.element_size()
         if key not in seen: seen.add(key); total += size
@@ -538,7 +536,7 @@ def _clone(v): return map_tensors(torch.Tensor.clone, v)
 
 def _max_diff(a, b) -> tuple:
     "`(largest absolute difference, largest |b|)` of two outputs of the same structure, in one host transfer (inf if they differ in structure or NaNs)."
-    ta, tb = [x for x in _tensors(a) if x.numel()], [y for y in _tensors(b) if y.numel()]
+    ta, tb = [x for x in tensors_of(a) if x.numel()], [y for y in tensors_of(b) if y.numel()]
     if len(ta) != len(tb) or any(x.shape != y.shape for x, y in zip(ta, tb)): return math.inf, 0.
     if not ta: return 0., 0.
     dev = ta[0].device
@@ -710,7 +708,7 @@ def _execute(self:SuffixEvaluator, plan:_Plan, env:dict, xs, targets:dict, prote
         env[n] = v
         if keep is not None and n in keep:
             store[n] = v
-            protected.update(_storage(t) for t in _tensors(v))
+            protected.update(_storage(t) for t in tensors_of(v))
         for a in plan.release[i]: env.pop(a, None)
     raise RuntimeError("the graph has no output node")
 
@@ -719,7 +717,7 @@ def _check_inplace(self:SuffixEvaluator, n:fx.Node, i:int, t:torch.Tensor, env:d
     "Refuse an in-place write into a value (or a view of it) that a later node still reads."
     s = _storage(t)
     for a, v in env.items():
-        if self._last_use.get(a, -1) > i and any(_storage(x) == s for x in _tensors(v)):
+        if self._last_use.get(a, -1) > i and any(_storage(x) == s for x in tensors_of(v)):
             raise _Unsplittable(f"the in-place operation {n.name!r} ({n.target}) overwrites a value that "
                                 f"{[u.name for u in a.users if self.idx[u] > i][:3]} read afterwards")
 
@@ -754,7 +752,7 @@ def _build(self:SuffixEvaluator):
     cache, node_bytes, outs, targs, targ_bytes, budget = {}, {}, [], [], 0, self.budget_bytes()
     for b, (xs, y) in enumerate(full.iterate(baseline=True)):
         keep = set(cands) if b == 0 else set(cache)
-        store, protected = {}, {_storage(t) for t in _tensors(xs)}
+        store, protected = {}, {_storage(t) for t in tensors_of(xs)}
         try: out = self._execute(self._full_plan, {}, xs, targets, protected, keep, store, check=True)
         except _Unsplittable: raise
         except Exception as e: raise _Unsplittable(f"the traced graph fails on the data ({type(e).__name__}: {_short(e)})") from e
@@ -860,6 +858,6 @@ def _compressed(self:SuffixEvaluator, touched):
             env = {n: self._cache[n][b] for n in plan.prefill}
             protected = set()
             if plan.has_inplace:
-                protected = {_storage(t) for v in env.values() for t in _tensors(v)} | {_storage(t) for t in _tensors(xs)}
+                protected = {_storage(t) for v in env.values() for t in tensors_of(v)} | {_storage(t) for t in tensors_of(xs)}
             outs.append(self._execute(plan, env, xs, targets, protected))
     return self.metric(cat_batches(outs), self._targets)

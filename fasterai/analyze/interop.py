@@ -16,7 +16,8 @@ from .evaluation import check_direction, resolve_directions
 from .results import LayerCurve, SweepResult
 
 # %% auto #0
-__all__ = ['fraction_to_percent', 'percent_to_fraction']
+__all__ = ['fraction_to_percent', 'percent_to_fraction', 'read_nni_csv', 'write_nni_csv', 'read_distiller_csv',
+           'write_distiller_csv']
 
 # %% ../../nbs/analyze/interop.ipynb #e5b46f75
 def fraction_to_percent(text:str,      # a fraction as written in the file, e.g. '0.25'
@@ -84,9 +85,7 @@ def _write_rows(path, rows:list):
 def _cell(v:float) -> str: return repr(float(v))
 
 # %% ../../nbs/analyze/interop.ipynb #1c0a4d38
-@patch(cls_method=True)
-def from_nni_csv(cls:SweepResult,
-                 path,                          # the file `SensitivityAnalysis.export` wrote
+def read_nni_csv(path,                          # the file `SensitivityAnalysis.export` wrote
                  baseline:float,                # the untouched model's metric (NNI's `ori_metric`: not in the file)
                  metric_name:str='accuracy',    # what NNI's `val_func` returned
                  higher_is_better:bool=True,    # False when it was a loss
@@ -128,14 +127,13 @@ def from_nni_csv(cls:SweepResult,
     types, params = _layer_info(names, model)
     curves = [LayerCurve(n, t, p, m, stopped_at=s) for n, t, p, m, s in zip(names, types, params, metrics, stops)]
     settings = {'source': _conversion('NNI CSV', texts), 'levels_as_written': texts}
-    return cls(kind.name, levels, float(baseline), curves, str(metric_name), hib, None, settings)
+    return SweepResult(kind.name, levels, float(baseline), curves, str(metric_name), hib, None, settings)
 
-@patch
-def to_nni_csv(self:SweepResult,
-               path,                     # where to write
+def write_nni_csv(sweep:SweepResult,         # the sweep to write
+                  path,                     # where to write
                metric:str|None=None):    # the metric to write (NNI's files hold one; None: `metric_name`)
     "Write the sweep as NNI's `SensitivityAnalysis.export` does: fractions, one row per layer, ragged after an early stop."
-    sw = self._pick(metric)
+    sw = sweep._pick(metric)
     _percent_kind(sw.compression_type)
     tx = _level_texts(sw)
     rows = [['layername'] + [tx[l] for l in sw.levels]]
@@ -145,9 +143,7 @@ def to_nni_csv(self:SweepResult,
     _write_rows(path, rows)
 
 # %% ../../nbs/analyze/interop.ipynb #0d036799
-@patch(cls_method=True)
-def from_distiller_csv(cls:SweepResult,
-                       path,                       # Distiller's sensitivity.csv
+def read_distiller_csv(path,                       # Distiller's sensitivity.csv
                        metric:str|None=None,       # the metric the sweep reads (None: the first column after 'sparsity')
                        higher_is_better=None,      # a dict metric name -> bool; None: from the names (top1, top5 higher; loss lower)
                        compression:str='sparsity', # what Distiller did, as a fasterai kind measured in percent
@@ -199,24 +195,23 @@ def from_distiller_csv(cls:SweepResult,
               for (n, layer), t, p in zip(data.items(), types, params)]
     others = {k: {'baseline_metric': base[k], 'higher_is_better': dirs[k]} for k in names if k != first} or None
     settings = {'source': _conversion('Distiller sensitivity.csv', texts), 'levels_as_written': texts, 'metrics_as_written': names}
-    return cls(kind.name, levels, base[first], curves, first, dirs[first], None, settings, other_metrics=others)
+    return SweepResult(kind.name, levels, base[first], curves, first, dirs[first], None, settings, other_metrics=others)
 
-@patch
-def to_distiller_csv(self:SweepResult,
-                     path):              # where to write
+def write_distiller_csv(sweep:SweepResult,   # the sweep to write
+                        path):              # where to write
     "Write the sweep as Distiller's sensitivity.csv: every metric as a column, a sparsity-0.0 row (the baseline) per layer, then its levels."
-    _percent_kind(self.compression_type)
-    if 0 in self.levels:
+    _percent_kind(sweep.compression_type)
+    if 0 in sweep.levels:
         raise ValueError("this sweep measured level 0, which Distiller's format reserves for the baseline rows: "
                          "write it without that level")
-    names = self.settings.get('metrics_as_written')
-    if not names or sorted(names) != sorted(self.metrics): names = self.metrics
-    views = {n: self.metric(n) for n in names}
-    tx = _level_texts(self)
+    names = sweep.settings.get('metrics_as_written')
+    if not names or sorted(names) != sorted(sweep.metrics): names = sweep.metrics
+    views = {n: sweep.metric(n) for n in names}
+    tx = _level_texts(sweep)
     rows = [['parameter', 'sparsity'] + names]
-    for j, c in enumerate(self.layers):
+    for j, c in enumerate(sweep.layers):
         rows.append([f"{c.name}.weight", tx[0]] + [_cell(views[n].baseline_metric) for n in names])
-        for i, lv in enumerate(self.levels):
+        for i, lv in enumerate(sweep.levels):
             vals = [views[n].layers[j].metrics[i] for n in names]
             if all(math.isnan(v) for v in vals): continue                 # not measured: Distiller has no row for it
             rows.append([f"{c.name}.weight", tx[lv]] + [_cell(v) for v in vals])

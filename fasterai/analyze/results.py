@@ -18,7 +18,8 @@ from .serialize import (dec_str, dec_int, dec_float, dec_bool, dec_dict, dec_lev
                                         write_json, read_json, to_cell, from_cell, write_csv, read_csv, same_in_all_rows)
 
 # %% auto #0
-__all__ = ['Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult']
+__all__ = ['Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'from_nni_csv',
+           'to_nni_csv', 'from_distiller_csv', 'to_distiller_csv']
 
 # %% ../../nbs/analyze/results.ipynb #b307fc4f
 @dataclass
@@ -443,7 +444,7 @@ def _save_json(obj, path): write_json({**obj.as_dict(), 'timing': _timing_dict(o
 def _load_json(cls, path, spec, check=lambda r: r):
     d = read_json(path, cls.__name__)
     try: return check(decode(cls, d, spec, cls.__name__, cls._core))
-    except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
+    except ValueError as e: raise ValueError(f"{path}: {e}") from e
 
 def _json_methods(cls, spec, what:str, check=lambda r: r):
     "Give `cls` its `to_json(path)` and `from_json(path)` (a classmethod), decoding with the field decoders `spec`."
@@ -507,7 +508,7 @@ def _from_csv(cls, path) -> SensitivityResult:
                                  meta['metric_name'], meta['higher_is_better'], meta['settings'], method=meta.get('method', 'measured'),
                                  other_metrics=meta.get('other_metrics'), confidence=meta.get('confidence'),
                                  **_read_first_row(rows, head, _RESULT_FIELDS)))
-    except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
+    except ValueError as e: raise ValueError(f"{path}: {e}") from e
 
 # %% ../../nbs/analyze/results.ipynb #975b0dd6
 def _units(layers, kind):
@@ -864,7 +865,32 @@ def _sweep_from_csv(cls, path) -> SweepResult:
         return _check_sweep(cls(meta['compression_type'], levels, meta['baseline_metric'], layers, meta['metric_name'],
                                 meta['higher_is_better'], meta['early_stop'], meta['settings'], other_metrics=meta.get('other_metrics'),
                                 confidence=meta.get('confidence'), **_read_first_row(rows, head, _SWEEP_FIELDS)))
-    except (ValueError, TypeError) as e: raise ValueError(f"{path}: {e}") from None
+    except ValueError as e: raise ValueError(f"{path}: {e}") from e
+
+# %% ../../nbs/analyze/results.ipynb #bfda679f
+@_method(SweepResult, kind=classmethod)
+def from_nni_csv(cls, path, *args, **kwargs) -> SweepResult:
+    "A sweep from an NNI sensitivity CSV: `fasterai.analyze.interop.read_nni_csv(path, baseline, ...)`."
+    from .interop import read_nni_csv
+    return read_nni_csv(path, *args, **kwargs)
+
+@_method(SweepResult)
+def to_nni_csv(self:SweepResult, path, metric:str|None=None):
+    "Write the sweep as NNI's `SensitivityAnalysis.export` does: `fasterai.analyze.interop.write_nni_csv`."
+    from .interop import write_nni_csv
+    return write_nni_csv(self, path, metric)
+
+@_method(SweepResult, kind=classmethod)
+def from_distiller_csv(cls, path, *args, **kwargs) -> SweepResult:
+    "A sweep from Distiller's sensitivity.csv: `fasterai.analyze.interop.read_distiller_csv(path, ...)`."
+    from .interop import read_distiller_csv
+    return read_distiller_csv(path, *args, **kwargs)
+
+@_method(SweepResult)
+def to_distiller_csv(self:SweepResult, path):
+    "Write the sweep as Distiller's sensitivity.csv: `fasterai.analyze.interop.write_distiller_csv`."
+    from .interop import write_distiller_csv
+    return write_distiller_csv(self, path)
 
 # %% ../../nbs/analyze/results.ipynb #64b78e1f
 @_method(SweepResult, 'to_layer_targets')

@@ -4,14 +4,14 @@
 
 # %% ../../nbs/analyze/sensitivity.ipynb #eca6f3f1
 from __future__ import annotations
-import math, numbers, time, warnings
+import inspect, math, numbers, time, warnings
 from functools import partial
 import numpy as np
 import torch
 import torch.nn as nn
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities, unit_type
-from ..core.model import ModelGuard, model_devices, single_device, check_model
+from ..core.model import ModelGuard, single_device, check_model
 from ..core.units import check_flag, check_flags, fraction_warnings
 from ..core.select import candidate_units, select_modules, weight_inventory
 from ..core.counter import count_flops_params, LayerMacs
@@ -26,7 +26,7 @@ from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEval
 from .confidence import PairedBootstrap
 from .costs import CostModel, KEYS, build_cost_model
 from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint, dist_ranks
-from .interop import fraction_to_percent     # also gives SweepResult its NNI and Distiller readers and writers
+from .interop import fraction_to_percent
 
 _all_ = ['ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing',
          'Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric', 'accuracy_per_sample',
@@ -36,22 +36,14 @@ _all_ = ['ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'S
          'PruningCompression']
 
 # %% auto #0
-__all__ = ['COST_STEP', 'compressible_layers', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 'analyze_sensitivity',
-           'ModelGuard', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing', 'Evaluator',
+__all__ = ['COST_STEP', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 'analyze_sensitivity', 'ModelGuard',
+           'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'Timing', 'Evaluator',
            'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'as_metric', 'accuracy_per_sample',
            'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict', 'fraction_to_percent', 'early_stop_modes',
            'check_early_stop', 'Compression', 'Option', 'PERCENT', 'BITS', 'register_compression', 'get_compression',
            'compressions', 'describe_kinds', 'SparsityCompression', 'QuantizationCompression', 'PruningCompression']
 
-# %% ../../nbs/analyze/sensitivity.ipynb #adf5b0b2
-_devices = model_devices      # the guard itself is `fasterai.core.model.ModelGuard` (re-exported here)
-
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
-def compressible_layers(model:nn.Module, embeddings:bool=False) -> dict:
-    "Name -> unit of every weight fasterai can compress: the layers and the `WeightUnit`s (attention, RNNs, HF Conv1D), each tied weight once."
-    check_flag('embeddings', embeddings)
-    return candidate_units(model, embeddings)
-
 def select_layers(model:nn.Module, layers=None, units:bool=True, embeddings:bool=False) -> dict:
     "The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, types, filter_fn)."
     check_flags(units=units, embeddings=embeddings)
@@ -83,7 +75,10 @@ def check_sample(model:nn.Module,  # the model
     raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: {err}") from err
 
 # %% ../../nbs/analyze/sensitivity.ipynb #d46d29ef
-_model_device = single_device
+def _keyword_names(fn, skip=()) -> tuple:
+    "The parameters `fn` takes by name, in its order (not `self`, `*args`, `**kwargs`, nor `skip`): read from the signature."
+    ps = inspect.signature(fn).parameters.values()
+    return tuple(p.name for p in ps if p.name not in ('self', *skip) and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
 def _check_measure(eval_fn, data, metric):
     "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."
@@ -181,7 +176,7 @@ class SensitivityAnalyzer:
                              f"nothing to spare: use sweep(compression, levels, early_stop={early_stop!r})")
         with fraction_warnings():                   # a fraction-looking level warns once, not again at each unit
             sw = _run(self, compression, [level], layers, None, options, check_flag('verbose', verbose), single=True,
-                      checkpoint=checkpoint, keywords=('layers', 'verbose', 'checkpoint', 'distributed', 'early_stop', 'errors'),
+                      checkpoint=checkpoint, keywords=_keyword_names(self.analyze, ('compression', 'level')),
                       distributed=distributed, errors=errors)
         res = sw.at(sw.levels[0])
         res.timing = sw.timing
@@ -204,8 +199,8 @@ class SensitivityAnalyzer:
         dist_ranks(distributed)                     # checked before any work (a string, an uninitialised group)
         with fraction_warnings():                   # a fraction-looking level warns once, not again at each unit
             return _run(self, compression, levels, layers, early_stop, options, check_flag('verbose', verbose), single=False,
-                        checkpoint=checkpoint, keywords=('levels', 'layers', 'early_stop', 'verbose', 'checkpoint', 'distributed',
-                                                         'errors'), distributed=distributed, errors=errors)
+                        checkpoint=checkpoint, keywords=_keyword_names(self.sweep, ('compression',)),
+                        distributed=distributed, errors=errors)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #436bdbfb
 def _sweep_levels(cls) -> list:
@@ -300,7 +295,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
         raise NotImplementedError(f"compression={cls.name!r} reduces {list(cls.reduces)} but does not say by how much: define its "
                                   f"selection(unit, level) (see fasterai.analyze.compressions), or analyse with costs=False")
     with ModelGuard(self.model, self.device, inside='your eval_fn' if self.eval_fn is not None else 'your metric') as guard:
-        dev = torch.device(self.device) if self.device is not None else _model_device(self.model)
+        dev = torch.device(self.device) if self.device is not None else single_device(self.model)
         setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
         macs, inputs = check_sample(self.model, sel, setup.sample)
         setup.counted = macs.counted                                    # before the kind's preparation: it may read the count
@@ -355,9 +350,9 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
-_init_kwargs = ('data', 'metric', 'suffix', 'max_cache_mb', 'device', 'calibration_data', 'confidence', 'resamples', 'bootstrap_seed', 'costs',
-                'embeddings')
-_analyze_kwargs = ('layers', 'checkpoint', 'distributed', 'early_stop', 'errors')
+_init_kwargs = _keyword_names(SensitivityAnalyzer.__init__,                # what analyze_sensitivity passes on to the analyzer
+                              ('model', 'sample', 'eval_fn', 'criteria', 'higher_is_better', 'metric_name'))
+_analyze_kwargs = _keyword_names(SensitivityAnalyzer.analyze, ('compression', 'level', 'verbose'))   # ... and to analyze
 
 def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)
                         sample=None,                    # an example input: a tensor (a batch), a tuple of inputs or a dict

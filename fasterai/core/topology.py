@@ -15,8 +15,7 @@ from .graph import PruningGraph, dependency_graph
 from .select import select_modules
 
 # %% auto #0
-__all__ = ['channel_dependencies', 'FixedReshape', 'fixed_reshapes', 'fixed_reshape_layers', 'not_safe_to_prune',
-           'zeroed_filters', 'fix_mask_conflict']
+__all__ = ['channel_dependencies', 'FixedReshape', 'fixed_reshapes', 'not_safe_to_prune', 'zeroed_filters', 'fix_mask_conflict']
 
 # %% ../../nbs/core/topology.ipynb #1b86b3f6
 def _coupled_sets(graph:PruningGraph) -> list:
@@ -150,13 +149,6 @@ def fixed_reshapes(model:nn.Module) -> list[FixedReshape]:
         if sizes: found.append(FixedReshape(node.name, str(node.target), sizes, _feeding_layers(node, modules, types)))
     if found: _attribute_sizes(model, gm, found)
     return found
-
-def fixed_reshape_layers(model:nn.Module) -> dict:
-    "Layer name -> why: the layers whose output channels reach a view/reshape with literal sizes, read from the forward with torch.fx."
-    out = {}
-    for r in fixed_reshapes(model):
-        for n in sorted(r.layers): out.setdefault(n, r.why)
-    return out
 
 def not_safe_to_prune(model:nn.Module,    # the model to analyse; left unchanged
                       example_inputs,     # a tensor, a tuple/list of inputs, or a dict of keyword inputs

@@ -84,6 +84,8 @@ class PlanKind:
     "How a compression kind enters a plan: per layer or per coupled group, its effect on the costs, its order, how it is applied."
     compression:type = Compression   # the analysis' kind (its `name` and level unit)
     order:int = 0                    # when it is applied: lower first
+    stores_bits:bool = False         # its tool holds each unit's bit width (what counts the bytes of the applied model)
+    zeroes:bool = False              # it leaves zeros in dense tensors (stored sparse: what `sparse_index` counts)
 
     @property
     def name(self) -> str: return self.compression.name
@@ -117,7 +119,7 @@ class PruningPlan(PlanKind):
 
 class SparsityPlan(PlanKind):
     "Sparsity: one percent per layer, with the granularity the sweep measured, applied with the `Sparsifier` (then removed: the zeros stay)."
-    compression, order = SparsityCompression, 1
+    compression, order, zeroes = SparsityCompression, 1, True
     def select(self, sel, unit, level): sel.sparsity.update({l: level for l in unit.layers})
     def axes(self, module, settings): return tuple(Granularities.get_dim(module, settings.get('granularity', 'weight')))
     def apply(self, model, targets, settings, sample=None, calibration_data=None, criteria=None):
@@ -128,7 +130,7 @@ class SparsityPlan(PlanKind):
 
 class QuantizationPlan(PlanKind):
     "Quantization: bits per layer, applied last with the `Quantizer` (per channel and activations as the sweep measured)."
-    compression, order = QuantizationCompression, 2
+    compression, order, stores_bits = QuantizationCompression, 2, True
     def select(self, sel, unit, level): sel.bits.update({l: level for l in unit.layers})
     def apply(self, model, targets, settings, sample=None, calibration_data=None, criteria=None):
         acts = settings.get('quant_activations', False)

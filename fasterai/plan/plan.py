@@ -125,7 +125,7 @@ def pruning_ratio_dict(self:Plan, model:nn.Module) -> dict:
 @patch
 def bits_map(self:Plan) -> dict:
     "Fully qualified layer name -> bits: what a backend that stores weights as integers per layer reads."
-    return self.targets('quantization') if plan_kind('quantization').name in self.kinds else {}
+    return {l: b for k in self.kinds if plan_kinds[k].stores_bits for l, b in self.targets(k).items()}
 
 # %% ../../nbs/plan/plan.ipynb #6d85f901
 @patch
@@ -236,7 +236,7 @@ def from_json(cls:Plan, path) -> Plan:
                 f['higher_is_better'], f['settings'], f['repairs'])
         p.figures                                           # the cost model answers for this choice
         return p
-    except (ValueError, TypeError, KeyError, IndexError) as e: raise ValueError(f"{path}: {e}") from None
+    except ValueError as e: raise ValueError(f"{path}: {e}") from e     # decode errors only: anything else is a bug, raised as is
 
 # %% ../../nbs/plan/plan.ipynb #27f49bd8
 def _check_sweeps(sweeps) -> list:
@@ -324,7 +324,7 @@ def _apply(self:Plan, model:nn.Module, sample=None, calibration_data=None, crite
         t = self.targets(k)
         if not t: continue
         tool = plan_kinds[k].apply(model, t, self.kinds[k], sample, calibration_data, criteria)
-        if isinstance(tool, Quantizer): q = tool
+        if plan_kinds[k].stores_bits: q = tool
     return q
 
 @patch
@@ -356,7 +356,7 @@ def _figures_of(self:Plan, m:nn.Module, q:Quantizer|None, sample=None) -> pd.Dat
     "Budget, planned and measured params, MACs and bytes of `m`, the plan applied (with Quantizer `q`)."
     sample = self.sample if sample is None else first_item(sample)
     if sample is None: raise ValueError("sample= is required to count MACs: an example input (this plan keeps none)")
-    sparse = list(self.targets('sparsity')) if plan_kind('sparsity').name in self.kinds else []
+    sparse = [l for k in self.kinds if plan_kinds[k].zeroes for l in self.targets(k)]
     got = measure(m, sample, q, self._scope_layers(), self.costs.sparse_index, sparse, self.costs.sparse_macs)
     f = self.figures
     return pd.DataFrame([{'key': k, 'budget %': self.budget.get(k, np.nan), 'planned %': 100 * f[k] / self.dense[k],

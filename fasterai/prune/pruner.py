@@ -22,7 +22,7 @@ from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, norm
                                  LAYERS, layer_types, out_axis, output_tensors)
 
 # %% auto #0
-__all__ = ['trace_graph', 'check_example_inputs', 'LayerGroup', 'PruneInfo', 'Pruner']
+__all__ = ['check_example_inputs', 'LayerGroup', 'PruneInfo', 'Pruner']
 
 # %% ../../nbs/prune/pruner.ipynb #6dc74e49
 def check_example_inputs(model:nn.Module, example_inputs):
@@ -35,9 +35,6 @@ def check_example_inputs(model:nn.Module, example_inputs):
     except Exception as e:
         raise ValueError(f"the model's forward failed on example_inputs of shape {input_shape(example_inputs)}: "
                          f"{type(e).__name__}: {e}") from e
-
-# %% ../../nbs/prune/pruner.ipynb #53fdc203
-trace_graph = dependency_graph      # older name: torch-pruning's dependency graph, traced by `fasterai.core.graph`
 
 # %% ../../nbs/prune/pruner.ipynb #cb33512c
 def _lowest(s:torch.Tensor, n:int) -> list:
