@@ -83,7 +83,7 @@ def _script_param(sym, anno: str):
 def param_table(sym, sig: inspect.Signature, skip_self: bool) -> str:
     "The Type | Default | Details markdown table of `sym`'s parameters (docments give the details)."
     from fastcore.docments import docments
-    try: docs = docments(sym, full=False, returns=True)
+    try: docs = docments(sym, full=False, returns=True, args_kwargs=True)   # else a `**kwargs` comment reads as the return's
     except (OSError, TypeError): docs = {}          # no source to read comments from (a builtin, a C type)
     rows = []
     for i, p in enumerate(sig.parameters.values()):
