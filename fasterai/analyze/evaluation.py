@@ -23,11 +23,11 @@ from torch.utils._pytree import tree_map
 _all_ = ['model_device', 'eval_mode']
 
 # %% auto #0
-__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'as_metrics', 'check_direction', 'metric_direction', 'resolve_directions',
-           'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches', 'split_batch', 'cat_batches',
-           'n_items', 'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest',
-           'DataEvaluator', 'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict',
-           'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
+__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'as_metrics', 'check_measure', 'check_direction', 'metric_direction',
+           'resolve_directions', 'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches', 'split_batch',
+           'cat_batches', 'n_items', 'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest',
+           'batches_digest', 'DataEvaluator', 'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample',
+           'metric_dict', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
 
 # %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
 def as_metric(value,
@@ -96,6 +96,19 @@ def as_metrics(value,
             if s is not None: samples[k] = s
         return out, (samples or None)
     return _one_metric(value, n_samples, baseline, source)
+
+def check_measure(eval_fn, data, metric):
+    "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."
+    if eval_fn is not None:
+        if data is not None or metric is not None:
+            raise ValueError("give either eval_fn, or data and metric — not both")
+        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
+    elif data is None and metric is None:
+        raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and "
+                         "metric=metric(preds, targets) -> float")
+    elif data is None or metric is None:
+        raise ValueError(f"data and metric go together: {'metric' if metric is None else 'data'} is missing")
+
 
 # %% ../../nbs/analyze/evaluation.ipynb #5fca3f77
 def check_direction(higher_is_better) -> bool|dict|None:

@@ -20,7 +20,7 @@ from .compressions import (AnalysisSetup, as_compression, option_names, run_mode
                                            get_compression, compressions, describe_kinds, SparsityCompression,
                                            QuantizationCompression, PruningCompression)
 from .results import (LayerSensitivity, SensitivityResult, LayerCurve, SweepResult, Timing)
-from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric,
+from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric, check_measure,
                                          eval_batches, split_batch, check_direction, accuracy_per_sample, top_k_per_sample,
                                          cross_entropy_per_sample, metric_dict)
 from .confidence import PairedBootstrap
@@ -80,18 +80,6 @@ def _keyword_names(fn, skip=()) -> tuple:
     ps = inspect.signature(fn).parameters.values()
     return tuple(p.name for p in ps if p.name not in ('self', *skip) and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
-def _check_measure(eval_fn, data, metric):
-    "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."
-    if eval_fn is not None:
-        if data is not None or metric is not None:
-            raise ValueError("give either eval_fn, or data and metric — not both")
-        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
-    elif data is None and metric is None:
-        raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and "
-                         "metric=metric(preds, targets) -> float")
-    elif data is None or metric is None:
-        raise ValueError(f"data and metric go together: {'metric' if metric is None else 'data'} is missing")
-
 def _check_confidence(confidence, resamples, seed) -> dict|None:
     "The bootstrap's settings, checked (None: no intervals)."
     if confidence is None: return None
@@ -121,7 +109,7 @@ class SensitivityAnalyzer:
                  embeddings:bool=False):           # sparsity, quantization: analyse the embedding tables too (naming one in layers= does it anyway)
         check_flags(suffix=suffix, costs=costs, embeddings=embeddings)
         check_model(model)
-        _check_measure(eval_fn, data, metric)
+        check_measure(eval_fn, data, metric)
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
         hib = check_direction(higher_is_better)

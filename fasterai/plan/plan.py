@@ -16,7 +16,7 @@ from ..core.counter import uncounted_lines
 from ..core.select import candidate_modules, candidate_units
 from ..analyze.compressions import first_item, get_compression
 from ..analyze.results import SweepResult, damage
-from ..analyze.evaluation import DataEvaluator, as_metric
+from ..analyze.evaluation import DataEvaluator, as_metric, check_measure
 from ..analyze.serialize import write_json, read_json, decode, dec_str, dec_float, dec_bool, dec_dict, dec_int, list_of
 from ..quantize.quantizer import Quantizer
 from .problem import InfeasibleBudget, check_budget, PlanProblem
@@ -385,12 +385,8 @@ class Verification:
 
 def _metric_fn(eval_fn, data, metric, higher_is_better):
     "One way to measure: `eval_fn(model)`, or `metric` over `data`."
-    if eval_fn is not None:
-        if data is not None or metric is not None: raise ValueError("give either eval_fn, or data and metric — not both")
-        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
-        return lambda m: as_metric(eval_fn(m))
-    if data is None or metric is None:
-        raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and metric=metric(preds, targets)")
+    check_measure(eval_fn, data, metric)
+    if eval_fn is not None: return lambda m: as_metric(eval_fn(m))
     return lambda m: as_metric(DataEvaluator(m, data, metric, higher_is_better).baseline(), source='metric')
 
 @patch
