@@ -30,7 +30,7 @@ def kl_per_sample(dense:torch.Tensor,   # the dense model's outputs (logits): (N
 def kl_metric(model:nn.Module,   # the dense (untouched) model: its outputs on `data` are computed now, once
               data               # batches (x, y) — the same the metric will be evaluated on (y is not read)
              ):
-    "A per-sample `metric(preds, targets)` for `data=`: each sample's KL of the outputs from `model`'s dense outputs on `data`."
+    "A per-sample `metric(preds, targets)` for `data=`: each sample's KL of the outputs from `model`'s on `data`."
     check_model(model)
     dense, _ = DataEvaluator(model, data, lambda p, t: 0.).predict(baseline=True)
     dense = F.log_softmax(dense.detach().float(), dim=-1)      # kept once, as log-probabilities
@@ -40,7 +40,7 @@ def kl_metric(model:nn.Module,   # the dense (untouched) model: its outputs on `
 def kl_eval_fn(model:nn.Module,   # the dense (untouched) model: its outputs on `data` are computed now, once
                data               # batches (x, y) or a list of them (y is not read)
               ):
-    "An `eval_fn(model) -> float`: the mean KL of `model`'s outputs on `data` from the dense model's (0 for the dense model)."
+    "An `eval_fn(model) -> float`: the mean KL of a model's outputs on `data` from the dense `model`'s (0 for itself)."
     metric = kl_metric(model, data)
     def eval_fn(m): return as_metric(metric(*DataEvaluator(m, data, metric).predict()).mean())
     return eval_fn

@@ -21,16 +21,16 @@ def _hooked(name:str, layer) -> tuple:
     "`(module whose input is read, input channel axis of that input, weight axis of the input channels)` of a layer."
     if isinstance(layer, WeightUnit):
         if layer.output_module is None:
-            raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({layer.kind}) is a parameter among several "
-                             f"of its module, whose inputs are not its own; leave it out (layers=...)")
+            raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({layer.kind}) is a parameter among "
+                             f"several of its module, whose inputs are not its own; leave it out (layers=...)")
         return layer.module, -1, (0 if layer.transposed else 1)      # HF Conv1D: (in, out)
     if isinstance(layer, nn.Linear): return layer, -1, 1
     if isinstance(layer, nn.modules.conv._ConvNd): return layer, 1, (0 if layer.transposed else 1)
-    raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({type(layer).__name__}) is not a Linear, a convolution "
-                     f"or a transposed linear (HF Conv1D); leave it out (layers=...)")
+    raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({type(layer).__name__}) is not a Linear, "
+                     f"a convolution or a transposed linear (HF Conv1D); leave it out (layers=...)")
 
 def batch_inputs(batch):
-    "The model inputs of a calibration batch: `x` of `(x, y)` (all but the last element of a longer tuple), else the batch itself."
+    "The inputs of a calibration batch: `x` of `(x, y)` (all but the last of a longer tuple), else the batch itself."
     if isinstance(batch, (tuple, list)) and len(batch) >= 2: return batch[0] if len(batch) == 2 else tuple(batch[:-1])
     return batch
 
@@ -45,8 +45,8 @@ def input_norms(model:nn.Module,     # the model to run
     sums, handles = {}, []
     def hook_for(name, axis):
         def add(module, args):
-            x = args[0].detach().float()
-            s = x.pow(2).transpose(0, axis).reshape(x.shape[axis], -1).sum(1) if axis != -1 else x.pow(2).reshape(-1, x.shape[-1]).sum(0)
+            squares = args[0].detach().float().pow(2).movedim(axis, 0)
+            s = squares.reshape(squares.shape[0], -1).sum(1)
             sums[name] = s if name not in sums else sums[name] + s
         return add
     dev, seen = model_device(model), 0
@@ -61,26 +61,26 @@ def input_norms(model:nn.Module,     # the model to run
         for h in handles: h.remove()
     if not seen: raise ValueError("data yielded no batch: Wanda needs calibration batches")
     silent = [n for n in layers if n not in sums]
-    if silent: raise ValueError(f"layers {silent} received no input during the calibration pass: are they used by forward()?")
+    if silent: raise ValueError(f"layers {silent} received no input in the calibration pass: does forward() use them?")
     return {n: s.sqrt() for n, s in sums.items()}
 
 # %% ../../nbs/core/wanda.ipynb #fcecb999
 def _weight_view(layer, norm:torch.Tensor, w:torch.Tensor) -> torch.Tensor:
-    "`norm` (one value per input channel) shaped to multiply weight `w` of `layer` (grouped convolutions: each filter its inputs)."
+    "`norm` (one value per input channel) shaped to multiply weight `w` of `layer` (grouped convolutions: per filter)."
     _, _, in_axis = _hooked('', layer)
     groups = getattr(layer, 'groups', 1)
     shape = [1] * w.dim()
-    if in_axis == 1 and groups > 1:                          # a grouped convolution: filter o reads inputs of group o // (out / g)
+    if in_axis == 1 and groups > 1:             # grouped convolution: filter o reads the inputs of group o // (out / g)
         per = norm.view(groups, -1).repeat_interleave(w.shape[0] // groups, dim=0)
         return per.view(w.shape[0], w.shape[1], *shape[2:])
     if norm.numel() != w.shape[in_axis]:
-        raise ValueError(f"criteria 'wanda': a layer now has {w.shape[in_axis]} input channels, {norm.numel()} when it was "
-                         f"calibrated (was it pruned?); call reset() to calibrate again")
+        raise ValueError(f"criteria 'wanda': a layer now has {w.shape[in_axis]} input channels, {norm.numel()} when it "
+                         f"was calibrated (was it pruned?); call reset() to calibrate again")
     shape[in_axis] = -1
     return norm.view(shape)
 
 def _per_output(s:torch.Tensor, layer) -> torch.Tensor:
-    "Scores replaced by their rank within each output (0 lowest, 1 highest): the lowest k% of a layer are then k% of every output."
+    "Scores replaced by their rank within each output (0 lowest, 1 highest): a layer's lowest k% are k% of each output."
     out_axis = 1 if getattr(layer, 'transposed', False) else 0
     rows = s.movedim(out_axis, 0)
     flat = rows.reshape(rows.shape[0], -1)
@@ -98,7 +98,7 @@ class Wanda(Criteria):
     def __init__(self,
                  data,                     # calibration batches: `(x, y)` pairs or inputs `x` (a list, a DataLoader)
                  n_batches:int|None=None,  # read at most this many batches (None: all)
-                 per_output:bool=True,     # rank within each output (the paper's comparison group), else across the layer
+                 per_output:bool=True,     # rank within each output (the paper's comparison group), else in the layer
                  reducer:str='mean',       # how scores are folded over a group (granularities other than 'weight')
                  normalizer:str|None=None):  # per-layer rescaling, as for any `Criteria`
         check_flag('per_output', per_output)
@@ -107,7 +107,8 @@ class Wanda(Criteria):
         self.passes = 0                              # calibration passes run so far
         self._norms = weakref.WeakKeyDictionary()    # module whose input is read -> its input channels' norms
 
-    def __repr__(self): return f"Wanda(per_output={self.per_output}, reducer={self.reducer!r}, {self.passes} calibration passes)"
+    def __repr__(self):
+        return f"Wanda(per_output={self.per_output}, reducer={self.reducer!r}, {self.passes} calibration passes)"
     def __reduce__(self): return (Wanda, (self.data, self.n_batches, self.per_output, self.reducer, self.normalizer))
 
     def bind(self,
@@ -125,8 +126,8 @@ class Wanda(Criteria):
         "The input channels' norms of `layer` (a 1-D tensor), measured at the last `bind` that saw it."
         m = _hooked('layer', layer)[0]
         if m not in self._norms:
-            raise ValueError("criteria 'wanda' has no input norms for this layer: bind(model, layers) runs the calibration pass "
-                             "(the Sparsifier and the sparsity analysis call it)")
+            raise ValueError("criteria 'wanda' has no input norms for this layer: bind(model, layers) runs the "
+                             "calibration pass (the Sparsifier and the sparsity analysis call it)")
         return self._norms[m]
 
     def reset(self):

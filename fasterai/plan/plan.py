@@ -340,7 +340,8 @@ def apply(self:Plan,
     return model
 
 @patch
-def _scope_layers(self:Plan) -> list|None:
+def scope_layers(self:Plan) -> list|None:
+    "The layers whose weights and MACs the budget counts (scope='units'), or None: the whole model."
     return None if self.settings.get('scope', 'model') == 'model' else list(dict.fromkeys(l for u in self.units for l in u.layers))
 
 @patch
@@ -357,7 +358,7 @@ def _figures_of(self:Plan, m:nn.Module, q:Quantizer|None, sample=None) -> pd.Dat
     sample = self.sample if sample is None else first_item(sample)
     if sample is None: raise ValueError("sample= is required to count MACs: an example input (this plan keeps none)")
     sparse = list(self.targets('sparsity')) if plan_kind('sparsity').name in self.kinds else []
-    got = measure(m, sample, q, self._scope_layers(), self.costs.sparse_index, sparse, self.costs.sparse_macs)
+    got = measure(m, sample, q, self.scope_layers(), self.costs.sparse_index, sparse, self.costs.sparse_macs)
     f = self.figures
     return pd.DataFrame([{'key': k, 'budget %': self.budget.get(k, np.nan), 'planned %': 100 * f[k] / self.dense[k],
                           'measured %': 100 * got[k] / self.dense[k], 'planned': f[k], 'measured': got[k], 'dense': self.dense[k]}
