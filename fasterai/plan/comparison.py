@@ -35,6 +35,7 @@ class _Method:
     apply:object                   # apply(model) -> None: compress a copy in place
     selection:Selection|None=None  # what it compresses, on the plan's cost model (None: measured)
     targets:dict=field(default_factory=dict)   # kind -> the dict its tool took
+    costs:object=None              # the cost model of `selection`, when not the plan's (another plan's)
 
 def _select(kind:str, targets:dict, sel:Selection) -> Selection:
     "`sel` with `targets` of `kind` added, as the plan's kinds put them in a `Selection`."
@@ -125,6 +126,7 @@ class Comparison:
     skipped:dict            # method -> why it was not run
     confidence:dict|None    # how the intervals were made (None: no per-sample values)
     seconds:float           # the whole comparison
+    samples:dict=field(default_factory=dict)   # method -> its per-sample values (None: one number), to pool or test
 
     @property
     def baselines(self) -> pd.DataFrame: return self.table[~self.table.method.isin(['plan', 'dense'])]
@@ -179,8 +181,7 @@ def plot(self:Comparison, figsize:tuple=(10, 3.5)):
 # %% ../../nbs/plan/comparison.ipynb #b097c0d6
 def _methods(plan:Plan, baselines, extra, bits:int, context:dict, apply_kw:dict) -> tuple[list, dict]:
     "The plan, each competing baseline, the user's functions, as methods; the baselines that could not be set, and why."
-    plan_targets = {k: plan.targets(k) for k in plan.kinds}
-    methods = [_Method('plan', lambda m: plan.apply(m, **apply_kw), plan.selection, plan_targets)]
+    methods = [_plan_method('plan', plan, apply_kw)]
     rules, skipped = _competing(plan, baselines)
     for b in rules:
         if 'data' in b.reads and context['data'] is None and not isinstance(context['criteria'], Wanda):
@@ -189,14 +190,21 @@ def _methods(plan:Plan, baselines, extra, bits:int, context:dict, apply_kw:dict)
         try: methods.append(_rule_method(plan, b, bits, context, apply_kw))
         except ValueError as e: skipped[b.name] = str(e)      # InfeasibleBudget: the rule cannot reach the budget
     for name, f in (extra or {}).items():
-        if not callable(f): raise TypeError(f"extra[{name!r}] must be callable as f(model), compressing it in place")
-        methods.append(_Method(name, f))
+        if isinstance(f, Plan): methods.append(_plan_method(name, f, apply_kw))
+        elif callable(f): methods.append(_Method(name, f))
+        else: raise TypeError(f"extra[{name!r}] must be a Plan, or callable as f(model) compressing it in place")
     return methods, skipped
 
+def _plan_method(name:str, plan:Plan, apply_kw:dict) -> _Method:
+    "A plan as a method: applied as it is, its figures read on its own cost model."
+    return _Method(name, lambda m: plan.apply(m, **apply_kw), plan.selection, {k: plan.targets(k) for k in plan.kinds},
+                   plan.costs)
+
 def _figures(plan:Plan, meth:_Method, m:nn.Module, sample) -> dict:
-    "Percent of dense each key keeps: from the plan's cost model, or measured on the copy for a user's function."
-    dense = plan.dense
-    if meth.selection is not None: got = plan.costs.figures(meth.selection)
+    "Percent of dense each key keeps: from the method's cost model, or measured on the copy for a user's function."
+    costs = plan.costs if meth.costs is None else meth.costs
+    dense = costs.figures()
+    if meth.selection is not None: got = costs.figures(meth.selection)
     else: got = measure(m, sample, None, plan.scope_layers(), None, (), plan.costs.sparse_macs)
     return {f"{k} %": 100 * got[k] / dense[k] for k in KEYS}
 
@@ -235,7 +243,7 @@ def compare(model:nn.Module,            # the model the plan was made for (left 
             calibration_data=None,      # batches for OWL's Wanda scores (and activation quantization)
             criteria:Criteria|None=None,  # how every method ranks weights (None: the criteria the sweeps recorded)
             bits:int=4,                 # plans with bits: the width under each sparsity rule
-            extra:dict|None=None,       # more methods: name -> f(model), compressing the copy in place
+            extra:dict|None=None,       # more methods: name -> another Plan, or f(model) compressing the copy in place
             fine_tune=None,             # fine_tune(model): run on each compressed copy before it is evaluated
             dense:bool=True,            # also evaluate the uncompressed model, for reference
             confidence:float|None=0.95, # level of the paired bootstrap intervals (None: none)
@@ -270,4 +278,4 @@ def compare(model:nn.Module,            # the model the plan was made for (left 
     if model_checksums(model) != before: raise RuntimeError("compare changed the model it was given: a bug to report")
     table, conf = _differences(pd.DataFrame(rows), samples, hib, confidence, resamples, seed)
     return Comparison(table, name, hib, dict(plan.budget), {m.name: m.targets for m in methods}, skipped, conf,
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, samples)

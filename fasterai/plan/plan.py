@@ -168,7 +168,8 @@ def summary(self:Plan):
     lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]
     if self.repairs:
         kept = next((r['step'] for r in self.repairs if r.get('kept')), len(self.repairs) - 1)
-        lines += [f"Repaired in {len(self.repairs) - 1} step(s), step {kept} kept (see .repairs)"]
+        how = 'Searched' if self.repairs[0].get('method') == 'search' else 'Repaired'
+        lines += [f"{how} in {len(self.repairs) - 1} step(s), step {kept} kept (see .repairs)"]
     print('\n'.join(lines))
 
 @patch
@@ -470,6 +471,66 @@ def repair(self:Plan,
     out = plans[best]._with(plans[best].choice)
     out.repairs = steps
     return out
+
+# %% ../../nbs/plan/plan.ipynb #287426f1
+def _scaled(problem:PlanProblem, scale:np.ndarray) -> PlanProblem:
+    "The same problem with each unit's predicted damage multiplied by `exp(scale)` (costs shared, not rebuilt)."
+    out = copy.copy(problem)
+    out.damage, out.ties = problem.damage * np.exp(scale)[:, None], None
+    return out
+
+@patch
+def search(self:Plan,
+           model:nn.Module,          # the model the sweeps measured (left untouched)
+           eval_fn=None,             # eval_fn(model) -> float: the plan's metric (or data= and metric=)
+           *,
+           data=None, metric=None,
+           evaluations:int=40,       # model evaluations at most, the plan as given included
+           share:float=0.2,          # share of the units whose predicted damage each step rescales
+           step:float=0.5,           # spread of the log-multipliers (halved after each third of the evaluations)
+           seed:int=0,               # seeds the steps
+           sample=None, calibration_data=None, criteria=None
+          ) -> Plan:
+    "Search by measurement for a better plan under the same budget, rescaling units' predicted damage (as SPDY)."
+    check_model(model)
+    evaluate = _metric_fn(eval_fn, data, metric, self.higher_is_better)
+    if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 1:
+        raise ValueError(f"evaluations={evaluations!r} must be a positive integer")
+    if not 0 < share <= 1: raise ValueError(f"share={share!r} must be in (0, 1]")
+    kw = dict(sample=sample, calibration_data=calibration_data, criteria=criteria)
+    def metric_of(choice):
+        m = copy.deepcopy(model)
+        self._with(choice)._apply(m, **kw)
+        return evaluate(m)
+    rng, sign, n = np.random.default_rng(seed), 1 if self.higher_is_better else -1, len(self.units)
+    best, best_value, best_scale = self.choice, metric_of(self.choice), np.zeros(n)
+    steps, seen, spread = [self._search_step(0, self.choice, best_value)], {tuple(self.choice)}, step
+    for _ in range(10 * evaluations):                 # solves at most: a step may give back a plan already measured
+        if len(seen) >= evaluations: break
+        scale = best_scale.copy()
+        pick = rng.choice(n, size=max(1, round(share * n)), replace=False)
+        scale[pick] = np.clip(scale[pick] + rng.normal(0, spread, len(pick)), -8, 8)
+        choice = _scaled(self.problem, scale).solve(self.budget)
+        if tuple(choice) in seen:
+            spread = min(spread * 1.25, 4 * step)     # nothing new this close: look further
+            continue
+        seen.add(tuple(choice))
+        value = metric_of(choice)
+        steps.append(self._search_step(len(steps), choice, value))
+        if sign * (value - best_value) > 0: best, best_value, best_scale = choice, value, scale
+        if len(seen) % max(1, evaluations // 3) == 0: spread /= 2
+    kept = next(i for i, s in enumerate(steps) if s['measured'] == best_value)
+    steps[kept]['kept'] = True
+    out = self._with(best)
+    out.repairs = steps
+    return out
+
+@patch
+def _search_step(self:Plan, i:int, choice, value:float) -> dict:
+    "One step of `search`, as `.repairs` records it."
+    predicted = self._with(choice).predicted_metric
+    return dict(step=i, method='search', units_changed=int((np.asarray(choice) != self.choice).sum()), predicted=predicted,
+                measured=value, gap=damage(predicted, value, self.higher_is_better), evaluations=1, kept=False)
 
 # %% ../../nbs/plan/plan.ipynb #48d7561b
 @patch
