@@ -93,9 +93,13 @@ def uniform(costs:CostModel,          # the cost model the budget is counted on
     return solve_rule(costs, budget, lambda x: {l: x for l in names}, 0., max_pct, base=base, rule='uniform')
 
 # %% ../../nbs/plan/baselines.ipynb #d75dbb78
-def first_last(costs:CostModel, budget:dict, layers=None,
-               keep:int=1,               # layers left dense at each end
-               max_pct:float=99, base:Selection|None=None) -> dict:
+def first_last(costs:CostModel,       # the cost model the budget is counted on
+               budget:dict,           # key -> percent of dense the compressed model may keep
+               layers=None,           # layer names (None: every layer the cost model plans)
+               keep:int=1,            # layers left dense at each end
+               max_pct:float=99,      # no layer beyond this sparsity
+               base:Selection|None=None  # what else the model is compressed with, counted in the budget
+              ) -> dict:
     "The first and last `keep` layers left dense, the same sparsity on the others: the least that meets `budget`."
     names = planned_layers(costs, layers)
     inner = names[keep:len(names) - keep]
@@ -105,7 +109,12 @@ def first_last(costs:CostModel, budget:dict, layers=None,
 # %% ../../nbs/plan/baselines.ipynb #a7266fe9
 def _shape(costs:CostModel, layer:str) -> list: return costs.shapes[costs.layers[layer]]
 
-def erk(costs:CostModel, budget:dict, layers=None, max_pct:float=99, base:Selection|None=None) -> dict:
+def erk(costs:CostModel,          # the cost model the budget is counted on
+        budget:dict,              # key -> percent of dense the compressed model may keep
+        layers=None,              # layer names (None: every layer the cost model plans)
+        max_pct:float=99,         # no layer beyond this sparsity
+        base:Selection|None=None  # what else the model is compressed with, counted in the budget
+       ) -> dict:
     "Erdős–Rényi-Kernel: density ε·(sum of the weight's dimensions)/(their product), at most 1; the largest ε fitting."
     names = planned_layers(costs, layers)
     ratio = {l: sum(_shape(costs, l)) / float(np.prod(_shape(costs, l))) for l in names}
@@ -116,9 +125,13 @@ def erk(costs:CostModel, budget:dict, layers=None, max_pct:float=99, base:Select
     return solve_rule(costs, budget, make, 0., 1., base=base, rule='erk')
 
 # %% ../../nbs/plan/baselines.ipynb #afb155ba
-def depth_ramp(costs:CostModel, budget:dict, layers=None,
-               spread:float=30,          # points of sparsity between the first layer and the last
-               max_pct:float=99, base:Selection|None=None) -> dict:
+def depth_ramp(costs:CostModel,       # the cost model the budget is counted on
+               budget:dict,           # key -> percent of dense the compressed model may keep
+               layers=None,           # layer names in model order (None: every layer the cost model plans)
+               spread:float=30,       # points of sparsity between the first layer and the last
+               max_pct:float=99,      # no layer beyond this sparsity
+               base:Selection|None=None  # what else the model is compressed with, counted in the budget
+              ) -> dict:
     "Sparsity rising linearly with depth, `spread` points from the first layer to the last: the least that fits."
     names = planned_layers(costs, layers)
     pos = np.linspace(-.5, .5, len(names)) if len(names) > 1 else np.zeros(1)
@@ -140,9 +153,12 @@ def _group_scores(model:nn.Module, criteria:Criteria, costs:CostModel, units:dic
     return {n: criteria.group_scores(u.weight, axes[n], layer=u).flatten().cpu() for n, u in units.items()}
 
 def global_magnitude(model:nn.Module,            # the model of the cost model (read, not changed)
-                     costs:CostModel, budget:dict, layers=None,
+                     costs:CostModel,            # the cost model the budget is counted on
+                     budget:dict,                # key -> percent of dense the compressed model may keep
+                     layers=None,                # layer names (None: every layer the cost model plans)
                      criteria:Criteria=large_final,   # the score ranked across layers (|w|: global magnitude)
-                     base:Selection|None=None) -> dict:
+                     base:Selection|None=None    # what else the model is compressed with, counted in the budget
+                    ) -> dict:
     "One threshold on `criteria`'s scores across all layers, each losing what falls below it: the lowest that fits."
     check_model(model)
     names = planned_layers(costs, layers)
@@ -166,25 +182,30 @@ def outlier_ratios(model:nn.Module,       # the model (read, not changed)
                    M:float=5.,            # a weight is an outlier when its score exceeds M times its layer's mean score
                    blocks=None            # blocks(layer name) -> block key: one ratio per block (None: per layer)
                   ) -> dict:
-    "Layer -> OWL's outlier ratio: the share of weights whose |W|·‖X‖ exceeds `M` times the mean score (of its block)."
+    "Layer -> OWL's outlier ratio: the share of weights whose |W|·‖X‖ exceeds `M` times the mean (of its block)."
     units = _units(model, names)
     wanda.bind(model, units)
     block = {n: n if blocks is None else blocks(n) for n in names}
-    outliers, weights = {}, {}
-    for n, u in units.items():
-        s = wanda.raw_scores(u.weight.detach(), u)
-        outliers[block[n]] = outliers.get(block[n], 0) + int((s > M * s.mean()).sum())
-        weights[block[n]] = weights.get(block[n], 0) + s.numel()
-    return {n: outliers[block[n]] / weights[block[n]] for n in names}
+    scores = {}
+    for n, u in units.items(): scores.setdefault(block[n], []).append(wanda.raw_scores(u.weight.detach(), u).flatten())
+    ratio = {}
+    for b, parts in scores.items():          # as the paper's code: a block's scores together, against their mean
+        s = torch.cat(parts)
+        ratio[b] = float((s > M * s.mean()).float().mean())
+    return {n: ratio[block[n]] for n in names}
 
-def owl(model:nn.Module, costs:CostModel, budget:dict,
+def owl(model:nn.Module,           # the model of the cost model (read, not changed; run on `data` once)
+        costs:CostModel,           # the cost model the budget is counted on
+        budget:dict,               # key -> percent of dense the compressed model may keep
         data=None,                 # calibration batches for the Wanda scores (or give a Wanda as `criteria`)
-        layers=None,
+        layers=None,               # layer names (None: every layer the cost model plans)
         M:float=5.,                # outlier threshold, in multiples of the mean score
         lam:float=8.,              # the largest deviation from the common level, in points of sparsity
         criteria:Criteria|None=None,   # a `Wanda` whose calibration to reuse (another criteria is not read)
         blocks=None,               # blocks(layer name) -> block key: ratios per block, as the paper (None: per layer)
-        max_pct:float=99, base:Selection|None=None) -> dict:
+        max_pct:float=99,          # no layer beyond this sparsity
+        base:Selection|None=None   # what else the model is compressed with, counted in the budget
+       ) -> dict:
     "OWL: a common level, `lam` points lower for the layer of most outliers, higher for the fewest; the least fitting."
     check_model(model)
     names = planned_layers(costs, layers)
@@ -208,17 +229,24 @@ def _widest(costs:CostModel, budget:dict, make, widths, base:Selection|None, rul
         if _fits(kept, budget): return make(b)
     raise _infeasible(costs, kept, budget, 'bits', rule)
 
-def uniform_bits(costs:CostModel, budget:dict, layers=None,
+def uniform_bits(costs:CostModel,          # the cost model the budget is counted on
+                 budget:dict,              # key -> percent of dense the compressed model may keep
+                 layers=None,              # layer names (None: every layer the cost model plans)
                  widths=range(2, 9),       # the widths a user would pick from
-                 base:Selection|None=None) -> dict:
+                 base:Selection|None=None  # what else the model is compressed with, counted in the budget
+                ) -> dict:
     "One width on every layer: the widest that meets `budget`."
     names = planned_layers(costs, layers)
     return _widest(costs, budget, lambda b: {l: b for l in names}, widths, base, 'uniform_bits')
 
-def first_last_bits(costs:CostModel, budget:dict, layers=None,
-                    keep:int=1,              # layers at `high` bits at each end
-                    high:int=8,              # their width
-                    widths=range(2, 9), base:Selection|None=None) -> dict:
+def first_last_bits(costs:CostModel,          # the cost model the budget is counted on
+                    budget:dict,              # key -> percent of dense the compressed model may keep
+                    layers=None,              # layer names (None: every layer the cost model plans)
+                    keep:int=1,               # layers at `high` bits at each end
+                    high:int=8,               # their width
+                    widths=range(2, 9),       # the widths the others may take
+                    base:Selection|None=None  # what else the model is compressed with, counted in the budget
+                   ) -> dict:
     "The first and last `keep` layers at `high` bits, one width on the others: the widest that meets `budget`."
     names = planned_layers(costs, layers)
     ends = set(names[:keep]) | set(names[len(names) - keep:])
@@ -226,14 +254,20 @@ def first_last_bits(costs:CostModel, budget:dict, layers=None,
     return _widest(costs, budget, make, widths, base, 'first_last_bits')
 
 # %% ../../nbs/plan/baselines.ipynb #258c59ce
-def use_more_bits(i:int, n:int) -> bool:
+def use_more_bits(i:int,   # the block's index, from 0
+                  n:int    # the number of blocks
+                 ) -> bool:
     "llama.cpp's blocks whose value and down projections get more bits: the first and last eighth, every third between."
     return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
 
-def llama_cpp_bits(costs:CostModel, budget:dict, layers=None,
+def llama_cpp_bits(costs:CostModel,                 # the cost model the budget is counted on
+                   budget:dict,                     # key -> percent of dense the compressed model may keep
+                   layers=None,                     # layer names in model order (None: every layer it plans)
                    boost=('v_proj', 'down_proj'),   # name endings of the layers one step higher (in `use_more_bits`)
                    output_bits:int=6,               # the last layer (the output head) at least this wide
-                   widths=range(2, 9), base:Selection|None=None) -> dict:
+                   widths=range(2, 9),              # the base widths to pick from
+                   base:Selection|None=None         # what else the model is compressed with, counted in the budget
+                  ) -> dict:
     "One width, one more for `boost` layers in llama.cpp's blocks, the output at `output_bits`: the widest that fits."
     names = planned_layers(costs, layers)
     more = set()
@@ -247,9 +281,11 @@ def llama_cpp_bits(costs:CostModel, budget:dict, layers=None,
     return _widest(costs, budget, make, widths, base, 'llama_cpp_bits')
 
 # %% ../../nbs/plan/baselines.ipynb #851e9ab8
-def uniform_pruning(costs:CostModel, budget:dict,
-                    groups=None,        # pruning group ids (None: every group the cost model recorded)
-                    base:Selection|None=None) -> dict:
+def uniform_pruning(costs:CostModel,          # the cost model the budget is counted on (with pruning levels recorded)
+                    budget:dict,              # key -> percent of dense the compressed model may keep
+                    groups=None,              # pruning group ids (None: every group the cost model recorded)
+                    base:Selection|None=None  # what else the model is compressed with, counted in the budget
+                   ) -> dict:
     "The same percent on every coupled group: the least level recorded for all of them that meets `budget`."
     groups = list(costs.pruning) if groups is None else list(groups)
     unknown = [g for g in groups if g not in costs.pruning]

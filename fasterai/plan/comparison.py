@@ -131,9 +131,10 @@ class Comparison:
     @property
     def baselines(self) -> pd.DataFrame: return self.table[~self.table.method.isin(['plan', 'dense'])]
 
-    def best_baseline(self) -> str:
-        "The baseline with the best metric."
+    def best_baseline(self) -> str|None:
+        "The baseline with the best metric (None: no baseline ran)."
         b = self.baselines
+        if b.empty: return None
         return b.loc[b.metric.idxmax() if self.higher_is_better else b.metric.idxmin(), 'method']
 
     def summary(self):

@@ -168,7 +168,7 @@ def summary(self:Plan):
     lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]
     if self.repairs:
         kept = next((r['step'] for r in self.repairs if r.get('kept')), len(self.repairs) - 1)
-        how = 'Searched' if self.repairs[0].get('method') == 'search' else 'Repaired'
+        how = 'Refined' if self.repairs[0].get('method') == 'refine' else 'Repaired'
         lines += [f"{how} in {len(self.repairs) - 1} step(s), step {kept} kept (see .repairs)"]
     print('\n'.join(lines))
 
@@ -415,13 +415,17 @@ def verify(self:Plan,
     return Verification(self.predicted_metric, value, self.baseline, self.higher_is_better, figs, time.perf_counter() - t0)
 
 # %% ../../nbs/plan/plan.ipynb #c3d61fda
-def _stronger(unit:PlanUnit, j0:int) -> list:
-    "Options of `unit` at least as strong as option `j0` in every kind."
-    def key(k, l):
-        desc = get_compression(k).unit.descending
-        return (-(l if l is not None else 1e9)) if desc else (l if l is not None else 0.)
-    base = [key(k, l) for k, l in zip(unit.kinds, unit.options[j0])]
-    return [j for j, o in enumerate(unit.options) if all(key(k, l) >= b for k, l, b in zip(unit.kinds, o, base))]
+def _strength(kind:str, level) -> float:
+    "How strong a level of `kind` is, as a number that grows with compression (None, left alone, is the weakest)."
+    if get_compression(kind).unit.descending: return -(level if level is not None else 1e9)
+    return level if level is not None else 0.
+
+def _stronger(unit:PlanUnit, j0:int, milder:bool=False) -> list:
+    "Options of `unit` at least as strong as option `j0` in every kind (with `milder`: at most as strong)."
+    base = [_strength(k, l) for k, l in zip(unit.kinds, unit.options[j0])]
+    sign = -1 if milder else 1
+    return [j for j, o in enumerate(unit.options)
+            if all(sign * (_strength(k, l) - b) >= 0 for k, l, b in zip(unit.kinds, o, base))]
 
 @patch
 def repair(self:Plan,
@@ -473,64 +477,69 @@ def repair(self:Plan,
     return out
 
 # %% ../../nbs/plan/plan.ipynb #287426f1
-def _scaled(problem:PlanProblem, scale:np.ndarray) -> PlanProblem:
-    "The same problem with each unit's predicted damage multiplied by `exp(scale)` (costs shared, not rebuilt)."
-    out = copy.copy(problem)
-    out.damage, out.ties = problem.damage * np.exp(scale)[:, None], None
+def _neighbours(unit:PlanUnit, j:int) -> list:
+    "`(option, stronger)` of the options of `unit` one level from option `j` in one kind, the other kinds equal."
+    index, out = {tuple(o): i for i, o in enumerate(unit.options)}, []
+    for p, kind in enumerate(unit.kinds):
+        levels = sorted({o[p] for o in unit.options}, key=lambda l: _strength(kind, l))
+        at = levels.index(unit.options[j][p])
+        for step in (-1, 1):
+            if not 0 <= at + step < len(levels): continue
+            o = list(unit.options[j])
+            o[p] = levels[at + step]
+            if tuple(o) in index: out.append((index[tuple(o)], step > 0))
     return out
 
 @patch
-def search(self:Plan,
+def _refine_step(self:Plan, i:int, choice, value:float, evaluations:int) -> dict:
+    "One round of `refine`, as `.repairs` records it."
+    predicted = self._with(choice).predicted_metric
+    changed = int((np.asarray(choice) != self.choice).sum())
+    return dict(step=i, method='refine', units_changed=changed, predicted=predicted, measured=value,
+                gap=damage(predicted, value, self.higher_is_better), evaluations=evaluations, kept=False)
+
+@patch
+def refine(self:Plan,
            model:nn.Module,          # the model the sweeps measured (left untouched)
            eval_fn=None,             # eval_fn(model) -> float: the plan's metric (or data= and metric=)
            *,
            data=None, metric=None,
-           evaluations:int=40,       # model evaluations at most, the plan as given included
-           share:float=0.2,          # share of the units whose predicted damage each step rescales
-           step:float=0.5,           # spread of the log-multipliers (halved after each third of the evaluations)
-           seed:int=0,               # seeds the steps
+           rounds:int=2,             # measure the neighbours and solve again at most this many times
            sample=None, calibration_data=None, criteria=None
           ) -> Plan:
-    "Search by measurement for a better plan under the same budget, rescaling units' predicted damage (as SPDY)."
+    "Measure the plan's neighbours (each unit one level milder, one stronger), correct the curves, solve again."
     check_model(model)
     evaluate = _metric_fn(eval_fn, data, metric, self.higher_is_better)
-    if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 1:
-        raise ValueError(f"evaluations={evaluations!r} must be a positive integer")
-    if not 0 < share <= 1: raise ValueError(f"share={share!r} must be in (0, 1]")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds={rounds!r} must be a positive integer")
     kw = dict(sample=sample, calibration_data=calibration_data, criteria=criteria)
     def metric_of(choice):
         m = copy.deepcopy(model)
         self._with(choice)._apply(m, **kw)
         return evaluate(m)
-    rng, sign, n = np.random.default_rng(seed), 1 if self.higher_is_better else -1, len(self.units)
-    best, best_value, best_scale = self.choice, metric_of(self.choice), np.zeros(n)
-    steps, seen, spread = [self._search_step(0, self.choice, best_value)], {tuple(self.choice)}, step
-    for _ in range(10 * evaluations):                 # solves at most: a step may give back a plan already measured
-        if len(seen) >= evaluations: break
-        scale = best_scale.copy()
-        pick = rng.choice(n, size=max(1, round(share * n)), replace=False)
-        scale[pick] = np.clip(scale[pick] + rng.normal(0, spread, len(pick)), -8, 8)
-        choice = _scaled(self.problem, scale).solve(self.budget)
-        if tuple(choice) in seen:
-            spread = min(spread * 1.25, 4 * step)     # nothing new this close: look further
-            continue
-        seen.add(tuple(choice))
-        value = metric_of(choice)
-        steps.append(self._search_step(len(steps), choice, value))
-        if sign * (value - best_value) > 0: best, best_value, best_scale = choice, value, scale
-        if len(seen) % max(1, evaluations // 3) == 0: spread /= 2
-    kept = next(i for i, s in enumerate(steps) if s['measured'] == best_value)
-    steps[kept]['kept'] = True
-    out = self._with(best)
+    units, choice = copy.deepcopy(self.units), self.choice
+    value = metric_of(choice)
+    steps, choices = [self._refine_step(0, choice, value, 1)], [choice]
+    for r in range(1, rounds + 1):
+        count = 0
+        for i, u in enumerate(units):
+            for jj, stronger in _neighbours(u, choice[i]):
+                moved = choice.copy()
+                moved[i] = jj
+                excess = damage(value, metric_of(moved), self.higher_is_better) - (u.damage[jj] - u.damage[choice[i]])
+                count += 1
+                for k in _stronger(u, jj, milder=not stronger): u.damage[k] += excess
+        new = self._with(choice, units=units).problem.solve(self.budget)
+        if np.array_equal(new, choice): break                 # the plan stands: its neighbours are no better
+        choice, value = new, metric_of(new)
+        steps.append(self._refine_step(r, choice, value, count + 1))
+        choices.append(choice)
+    sign = 1 if self.higher_is_better else -1
+    best = max(range(len(steps)), key=lambda k: (sign * steps[k]['measured'], -k))
+    steps[best]['kept'] = True
+    out = self._with(choices[best])
     out.repairs = steps
     return out
-
-@patch
-def _search_step(self:Plan, i:int, choice, value:float) -> dict:
-    "One step of `search`, as `.repairs` records it."
-    predicted = self._with(choice).predicted_metric
-    return dict(step=i, method='search', units_changed=int((np.asarray(choice) != self.choice).sum()), predicted=predicted,
-                measured=value, gap=damage(predicted, value, self.higher_is_better), evaluations=1, kept=False)
 
 # %% ../../nbs/plan/plan.ipynb #48d7561b
 @patch
