@@ -25,11 +25,15 @@ def planned_layers(costs:CostModel,      # the cost model
                    layers=None           # layer names (None: every layer the cost model plans)
                   ) -> list:
     "The layers a rule sets, in model order; a clear error for a name the cost model does not know."
-    names = list(costs.axes) if layers is None else list(layers)
-    unknown = [l for l in names if l not in costs.layers]
-    if unknown: raise ValueError(f"layers {unknown} have no weight in the cost model; known: {list(costs.layers)}")
-    if not names: raise ValueError("no layer to compress: the cost model plans none (pass layers=...)")
+    names = _known(list(costs.axes) if layers is None else list(layers), costs.layers, 'layers')
     return sorted(dict.fromkeys(names), key=lambda l: costs.layers[l])
+
+def _known(names:list, known, what:str) -> list:
+    "`names`, each checked to be in `known` (what the cost model recorded), and not none."
+    unknown = [n for n in names if n not in known]
+    if unknown: raise ValueError(f"{what} {unknown} are not in the cost model; it knows {list(known)}")
+    if not names: raise ValueError(f"no {what} to compress: the cost model records none (pass them)")
+    return names
 
 def _selection(field:str, targets:dict, base:Selection|None) -> Selection:
     "`base` (what else is compressed) with `targets` put in its `field` ('sparsity', 'bits' or 'pruning')."
@@ -287,10 +291,7 @@ def uniform_pruning(costs:CostModel,          # the cost model the budget is cou
                     base:Selection|None=None  # what else the model is compressed with, counted in the budget
                    ) -> dict:
     "The same percent on every coupled group: the least level recorded for all of them that meets `budget`."
-    groups = list(costs.pruning) if groups is None else list(groups)
-    unknown = [g for g in groups if g not in costs.pruning]
-    if unknown: raise ValueError(f"pruning groups {unknown} were not recorded; recorded: {list(costs.pruning)}")
-    if not groups: raise ValueError("no pruning group: the cost model recorded none")
+    groups = _known(list(costs.pruning) if groups is None else list(groups), costs.pruning, 'pruning groups')
     levels = sorted({0.} | set.intersection(*[{float(lv) for lv, _ in costs.pruning[g]} for g in groups]))
     budget = check_budget(budget)
     for lv in levels:
