@@ -17,6 +17,7 @@ Rows (`--rows`, comma separated; default: all):
   digits-sparsity         CNN and MLP, 90/95/97% sparsity, one-shot and after 2 epochs of fine-tuning
   digits-bits             CNN and MLP, 2.5 bits on average, one-shot
   digits-pruning          CNN, 50% of the MACs, one-shot and fine-tuned; also global pruning (torch-pruning, fasterai)
+  compare-time            the time of compare() on the digits CNN against one plan (sweep, solve) and its verification
 
     OMP_NUM_THREADS=1 python bench/value_bench.py --out value.json           # everything, 3 seeds, CPU
     OMP_NUM_THREADS=1 python bench/value_bench.py --rows digits-bits --seeds 0
@@ -31,9 +32,9 @@ import torch
 import torch.nn as nn
 
 ROWS = ('lm-sparsity-magnitude', 'lm-sparsity-wanda', 'lm-bits', 'lm-joint', 'digits-sparsity', 'digits-bits',
-        'digits-pruning')
-PLAN_TASK, PLAN_KL, PLAN_SEARCH = 'plan (task)', 'plan (KL)', 'plan (KL + search)'
-REFERENCE = {'search': PLAN_SEARCH, 'kl': PLAN_KL, 'task': PLAN_TASK}
+        'digits-pruning', 'compare-time')
+PLAN_TASK, PLAN_KL, PLAN_REFINED = 'plan (task)', 'plan (KL)', 'plan (KL, refined)'
+REFERENCE = {'refined': PLAN_REFINED, 'kl': PLAN_KL, 'task': PLAN_TASK}
 KEPT = ('params %', 'macs %', 'bytes %')
 
 
@@ -43,8 +44,8 @@ def parse_args(argv=None):
     p.add_argument('--seeds', default='0,1,2', help='comma-separated seeds of the trained models (default: 0,1,2)')
     p.add_argument('--size', default='small', help="the LM setting of fasterai.demo.text (default: small)")
     p.add_argument('--device', default='cpu', help='torch device (default: cpu)')
-    p.add_argument('--reference', default='search', choices=list(REFERENCE), help='the plan differences are taken from')
-    p.add_argument('--search', type=int, default=40, help='evaluations of Plan.search on the KL plan (0: none)')
+    p.add_argument('--reference', default='refined', choices=list(REFERENCE), help='the plan differences are from')
+    p.add_argument('--refine', type=int, default=2, help='rounds of Plan.refine on the KL plan (0: none)')
     p.add_argument('--finetune-epochs', type=int, default=2, help='epochs of the fine-tuned digits rows (default: 2)')
     p.add_argument('--out', default=None, help='save every result (with its per-sample values) to this JSON file')
     p.add_argument('--table', nargs='*', default=None, help='print the tables of saved JSON files, and stop')
@@ -61,7 +62,8 @@ def machine_line(device:torch.device) -> str:
     where = torch.cuda.get_device_name(device) if device.type == 'cuda' else cpu_model()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
     return (f"machine: {where}, {cores} cores; python {platform.python_version()}, torch {torch.__version__}, "
-            f"numpy {np.__version__}, fasterai {fasterai.__version__}; {torch.get_num_threads()} threads; load {load()}")
+            f"numpy {np.__version__}, fasterai {fasterai.__version__}; {torch.get_num_threads()} threads; "
+            f"load {load()}")
 
 
 # ---------------------------------------------------------------- recording
@@ -78,10 +80,12 @@ class Results:
             self.rows.append({**key, 'method': method, 'metric': float(r['metric']), **{k: float(r[k]) for k in KEPT},
                               'samples': None if s is None else np.asarray(s, float).tolist()})
             print(f"{key['row']} {key['model']} {key['budget']} {key['regime']} seed={key['seed']} {method}: "
-                  f"{r['metric']:.4f} (params {r['params %']:.2f}%, macs {r['macs %']:.1f}%, bytes {r['bytes %']:.2f}%)",
+                  f"{r['metric']:.4f} (params {r['params %']:.2f}%, macs {r['macs %']:.1f}%, "
+                  f"bytes {r['bytes %']:.2f}%)",
                   flush=True)
         skipped = '; '.join(f"{k}: {v[:100]}" for k, v in c.skipped.items())
-        print(f"  compare: {len(c.table)} methods, {c.seconds:.1f} s{'; not run: ' + skipped if skipped else ''}", flush=True)
+        not_run = f"; not run: {skipped}" if skipped else ''
+        print(f"  compare: {len(c.table)} methods, {c.seconds:.1f} s{not_run}", flush=True)
 
 
 def compared(results:Results, key:dict, model, made:dict, *, data, metric, metric_name, extra=None, **kw):
@@ -95,17 +99,18 @@ def compared(results:Results, key:dict, model, made:dict, *, data, metric, metri
 
 
 def plans(a, sweeps:dict, budget:dict, model, calib:dict, **kw) -> dict:
-    "The plan of each sweep (or list of sweeps) at `budget`, and the KL plan searched (`a.search` evaluations, on `calib`)."
+    "The plan of each sweep (or list of sweeps) at `budget`, and the KL plan refined (`a.refine` rounds)."
     from fasterai.plan import plan_compression
     sample = calib['data'][0][0][:1]
     made = {name: plan_compression(sw, budget, sample=sample, **kw) for name, sw in sweeps.items() if name != 'kl'}
-    if a.search:
+    if a.refine:
         t0 = time.perf_counter()
-        made[PLAN_SEARCH] = made[PLAN_KL].search(model, data=calib['data'], metric=sweeps['kl'], evaluations=a.search,
-                                                 criteria=calib.get('criteria'), calibration_data=calib.get('batches'))
-        steps = made[PLAN_SEARCH].repairs
-        print(f"  search: {len(steps)} plans measured in {time.perf_counter() - t0:.1f} s; calibration KL "
-              f"{steps[0]['measured']:.4f} -> {min(x['measured'] for x in steps):.4f}", flush=True)
+        made[PLAN_REFINED] = made[PLAN_KL].refine(model, data=calib['data'], metric=sweeps['kl'], rounds=a.refine,
+                                                  criteria=calib.get('criteria'), calibration_data=calib.get('batches'))
+        steps = made[PLAN_REFINED].repairs
+        path = ' -> '.join(format(x['measured'], '.4f') for x in steps)
+        print(f"  refine: {sum(x['evaluations'] for x in steps)} evaluations in {time.perf_counter() - t0:.1f} s; "
+              f"calibration KL {path}", flush=True)
     return made
 
 
@@ -233,13 +238,35 @@ def digits_rows(a, results:Results, row:str):
                 sw = sweeps_of(model, cal, sample, task, 'pruning', [10, 25, 50, 75])
                 settings = [('50% MACs', {'macs': 50}, {})]
             regimes = [('one-shot', None)]
-            if row != 'digits-bits': regimes.append((f"{a.finetune_epochs} epochs", fine_tuner(a.finetune_epochs, seed)))
+            if row != 'digits-bits':
+                regimes.append((f"{a.finetune_epochs} epochs", fine_tuner(a.finetune_epochs, seed)))
             extra = global_pruners(model, sample, 50) if row == 'digits-pruning' else None
             for label, budget, kw in settings:
                 made = plans(a, sw, budget, model, dict(data=cal, batches=cal), **kw)
                 for regime, ft in regimes:
                     key = dict(row=row, model=arch, budget=label, regime=regime, seed=seed)
                     compared(results, key, model, made, fine_tune=ft, extra=extra, **eval_kw)
+
+
+def compare_time(a, results:Results, row:str):
+    "compare()'s wall time on the digits CNN at 30% of the weights, against making one plan and verifying it."
+    from fasterai.analyze.evaluation import accuracy_per_sample
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    from fasterai.plan import plan_compression, compare
+    _, cal, test = digits_setup()
+    for seed in a.seeds:
+        _, model = next(digits_models(seed, ('CNN',)))
+        t0 = time.perf_counter()
+        an = SensitivityAnalyzer(model, data=cal, metric=accuracy_per_sample)
+        sweep = an.sweep('sparsity', [50, 70, 80, 90, 95, 97, 98, 99], verbose=False)
+        plan = plan_compression(sweep, {'params': 30}, sample=cal[0][0][:1], scope='units')
+        plan.verify(model, data=test, metric=accuracy_per_sample)
+        t_plan = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        c = compare(model, plan, data=test, metric=accuracy_per_sample, calibration_data=cal)
+        t_compare = time.perf_counter() - t0
+        print(f"{row} seed={seed}: one plan (sweep of 8 levels, solve, verify) {t_plan:.2f} s; compare ({len(c.table)} "
+              f"methods) {t_compare:.2f} s; ratio {t_compare / t_plan:.2f}", flush=True)
 
 
 # ---------------------------------------------------------------- the tables
@@ -271,7 +298,8 @@ def tables(rows:list, reference:str):
         seeds = sorted({r['seed'] for r in rs})
         print(f"\n### {model}, {row.split('-', 1)[1]}, {budget}, {regime} ({len(seeds)} seeds; dense {dense:.4f}; "
               f"differences are method - {ref})")
-        print(f"| method | {'test accuracy' if hib else 'test NLL'} | vs {ref} (mean ± std) | 95% interval | verdict |")
+        metric = 'test accuracy' if hib else 'test NLL'
+        print(f"| method | {metric} | vs {ref} (mean ± std) | 95% interval | verdict |")
         print("|---|---|---|---|---|")
         for m in dict.fromkeys(r['method'] for r in rs):
             v = np.array([r['metric'] for r in rs if r['method'] == m])
@@ -296,7 +324,8 @@ def main(argv=None):
     warnings.filterwarnings('ignore', message='.*higher_is_better inferred.*')
     for row in a.rows:
         t1 = time.perf_counter()
-        (lm_rows if row.startswith('lm') else digits_rows)(a, results, row)
+        run = lm_rows if row.startswith('lm') else compare_time if row == 'compare-time' else digits_rows
+        run(a, results, row)
         print(f"  {row}: {time.perf_counter() - t1:.0f} s", flush=True)
         if a.out: json.dump({'machine': machine_line(a.device), 'rows': results.rows}, open(a.out, 'w'))
     tables(results.rows, a.reference)
