@@ -312,11 +312,94 @@ def tables(rows:list, reference:str):
                   f"{p['verdict']} |")
 
 
+BASELINE_ORDER = ('uniform', 'global magnitude', 'OWL', 'ERK', 'depth ramp', 'first/last dense', 'uniform bits',
+                  'first/last 8 bits', 'llama.cpp-like', 'uniform pruning', 'torch-pruning global', 'Pruner global')
+
+
+def _cell(v) -> str: return f"{np.mean(v):.4f} ± {np.std(v, ddof=1):.4f}" if len(v) > 1 else f"{v[0]:.4f}"
+
+
+def _kind(row:str) -> str: return {'lm-joint': 'sparsity + bits'}.get(row, row.split('-')[1])
+
+
+def _setting(row:str, model:str, budget:str, regime:str) -> str:
+    return f"{model}, {_kind(row)}{' (Wanda)' if row.endswith('wanda') else ''}, {budget}, {regime}"
+
+
+def _by_method(rs:list, plans:list) -> dict:
+    "Method -> its metric per seed; a sparsity rule on top of bits under the rule's own name."
+    by = {}
+    for r in rs:
+        name = r['method'] if r['method'] in plans else r['method'].split(' + ')[0]
+        by.setdefault(name, []).append(r['metric'])
+    return by
+
+
+def summary_tables(rows:list, reference:str):
+    "Per kind of compression, each method's mean ± std; then the plan against the best baseline (paired)."
+    ref = REFERENCE[reference]
+    groups = OrderedDict()
+    for r in rows: groups.setdefault((r['row'], r['model'], r['budget'], r['regime']), []).append(r)
+    plans = [m for m in (PLAN_TASK, PLAN_KL, PLAN_REFINED) if any(r['method'] == m for r in rows)]
+    for kind in dict.fromkeys(_kind(k[0]) for k in groups):
+        keys = [k for k in groups if _kind(k[0]) == kind]
+        present = {m for k in keys for m in _by_method(groups[k], plans)}
+        methods = [m for m in BASELINE_ORDER if m in present]
+        print(f"\n**{kind}** (test accuracy for the digits, higher is better; test NLL per byte for the LM, lower is "
+              f"better; mean ± std over the seeds)\n")
+        print(f"| model, budget, regime | dense | {' | '.join(methods)} | {' | '.join(plans)} |")
+        print('|' + '---|' * (2 + len(methods) + len(plans)))
+        for row, model, budget, regime in keys:
+            by = _by_method(groups[row, model, budget, regime], plans)
+            cells = [_cell(by[m]) if m in by else '—' for m in ('dense', *methods, *plans)]
+            print(f"| {model}{' (Wanda)' if row.endswith('wanda') else ''}, {budget}, {regime} | {' | '.join(cells)} |")
+    verdict_table(groups, plans, ref)
+    damage_table(groups)
+
+
+def verdict_table(groups:dict, plans:list, ref:str):
+    "The reference plan against the best baseline of each setting, paired by seed; and whether it beats every one."
+    print(f"\n| setting | best baseline | {ref} - best (mean ± std over seeds) | 95% interval (pooled samples) | "
+          f"verdict | better than every baseline | excess NLL, plan / best |")
+    print('|---|---|---|---|---|---|---|')
+    for (row, model, budget, regime), rs in groups.items():
+        hib = not row.startswith('lm')
+        by = _by_method(rs, plans)
+        base = {m: v for m, v in by.items() if m not in plans and m != 'dense'}
+        if not base or ref not in by: continue
+        full = lambda m: next(r['method'] for r in rs if r['method'].split(' + ')[0] == m)
+        best = max(base, key=lambda m: np.mean(base[m]) * (1 if hib else -1))
+        p = paired(rs, ref, full(best), hib)
+        every = all(paired(rs, ref, full(m), hib)['verdict'] == 'better than the plan' for m in base)
+        word = {'better than the plan': 'plan better', 'worse than the plan': 'plan worse'}.get(p['verdict'], 'level')
+        excess = lambda m: np.mean(by[m]) - np.mean(by['dense'])
+        ratio = '' if hib else f"{excess(ref) / (np.mean(base[best]) - np.mean(by['dense'])):.3f}"
+        setting = _setting(row, model, budget, regime)
+        interval = f"[{p['low']:+.4f}, {p['high']:+.4f}]"
+        print(f"| {setting} | {best} | {p['mean']:+.4f} ± {p['std']:.4f} | {interval} | {word} | "
+              f"{'yes' if every else 'no'} | {ratio} |")
+
+
+def damage_table(groups:dict):
+    "The plan made from the KL against the plan made from the task metric (accuracy, NLL), and what refine adds."
+    print(f"\n| setting | {PLAN_KL} - {PLAN_TASK} | 95% interval | {PLAN_REFINED} - {PLAN_KL} | 95% interval |")
+    print('|---|---|---|---|---|')
+    for (row, model, budget, regime), rs in groups.items():
+        hib = not row.startswith('lm')
+        cells = []
+        for a, b in ((PLAN_KL, PLAN_TASK), (PLAN_REFINED, PLAN_KL)):
+            if not {a, b} <= {r['method'] for r in rs}: cells += ['—', '—']; continue
+            p = paired(rs, a, b, hib)
+            cells += [f"{p['mean']:+.4f} ± {p['std']:.4f}", f"[{p['low']:+.4f}, {p['high']:+.4f}]"]
+        print(f"| {_setting(row, model, budget, regime)} | {' | '.join(cells)} |")
+
+
 def main(argv=None):
     a = parse_args(argv)
     if a.table is not None:
         rows = [r for f in a.table for r in json.load(open(f))['rows']]
         tables(rows, a.reference)
+        summary_tables(rows, a.reference)
         return
     a.device = torch.device(a.device)
     print(machine_line(a.device), flush=True)
@@ -329,6 +412,7 @@ def main(argv=None):
         print(f"  {row}: {time.perf_counter() - t1:.0f} s", flush=True)
         if a.out: json.dump({'machine': machine_line(a.device), 'rows': results.rows}, open(a.out, 'w'))
     tables(results.rows, a.reference)
+    summary_tables(results.rows, a.reference)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 
