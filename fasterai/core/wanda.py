@@ -10,7 +10,7 @@ import torch.nn as nn
 from .criteria import Criteria
 from .granularity import WeightUnit
 from .inputs import run_model, to_device
-from .model import eval_mode, model_device
+from .model import check_model, eval_mode, model_device
 from .units import check_flag
 
 # %% auto #0
@@ -41,6 +41,7 @@ def input_norms(model:nn.Module,     # the model to run
                 n_batches:int|None=None  # read at most this many batches (None: all)
                ) -> dict:
     "Name -> the L2 norm of each input channel of the layer over all calibration batches (a 1-D float32 tensor)."
+    check_model(model)
     where = {n: _hooked(n, l) for n, l in layers.items()}
     sums, handles = {}, []
     def hook_for(name, axis):

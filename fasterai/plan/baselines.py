@@ -187,6 +187,7 @@ def outlier_ratios(model:nn.Module,       # the model (read, not changed)
                    blocks=None            # blocks(layer name) -> block key: one ratio per block (None: per layer)
                   ) -> dict:
     "Layer -> OWL's outlier ratio: the share of weights whose |W|·‖X‖ exceeds `M` times the mean (of its block)."
+    check_model(model)
     units = _units(model, names)
     wanda.bind(model, units)
     block = {n: n if blocks is None else blocks(n) for n in names}
