@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from fastcore.basics import patch
 import numpy as np
 import pandas as pd
-import torch
 import torch.nn as nn
 from ..core.criteria import Criteria, large_final
 from ..core.model import check_model, model_checksums
