@@ -6,9 +6,10 @@
 __all__ = []
 
 # %% ../../nbs/analyze/all.ipynb #89c86f50
-from fasterai.analyze import sensitivity, estimate, counter, topology
+from fasterai.analyze import sensitivity, estimate, counter, topology, damage
 from fasterai.analyze.sensitivity import *
 from fasterai.analyze.estimate import *
 from fasterai.analyze.counter import *
 from fasterai.analyze.topology import *
-__all__ = [n for mod in (sensitivity, estimate, counter, topology) for n in mod.__all__]
+from fasterai.analyze.damage import *
+__all__ = [n for mod in (sensitivity, estimate, counter, topology, damage) for n in mod.__all__]

@@ -322,12 +322,13 @@ class SparsityCompression(_WeightEdit):
         self._scores = (None, None)
         ws = [m.weight for m in self.setup.layers.values()]
         self._scratch = MaskScratch(max(w.numel() for w in ws)) if all(w.device.type == 'cpu' for w in ws) else None
+        self.setup.criteria.bind(self.setup.model, self.setup.layers)   # Wanda: one calibration pass, before any layer changes
 
     def _layer_scores(self, name:str, m:nn.Module) -> torch.Tensor:
         if self._scores[0] != name:
             w = self._original(name)
             dim = Granularities.get_dim(m, self.options['granularity'])
-            self._scores = (name, self.setup.criteria.group_scores(w, dim, w_init=w, grad=m.weight.grad))
+            self._scores = (name, self.setup.criteria.group_scores(w, dim, w_init=w, grad=m.weight.grad, layer=m))
         return self._scores[1]
 
     def apply(self, unit:Unit, level) -> dict:

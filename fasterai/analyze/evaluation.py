@@ -122,7 +122,8 @@ def check_direction(higher_is_better) -> bool|dict|None:
     raise TypeError(f"higher_is_better={hib!r} must be True or False (or, for several metrics, a dict name -> True/False); "
                     f"{type(hib).__name__} values are not read as booleans")
 
-_LOWER = {'loss', 'error', 'err', 'nll', 'ce', 'entropy', 'mse', 'mae', 'rmse', 'perplexity', 'ppl', 'wer', 'cer', 'distance'}
+_LOWER = {'loss', 'error', 'err', 'nll', 'ce', 'entropy', 'mse', 'mae', 'rmse', 'perplexity', 'ppl', 'wer', 'cer', 'distance', 'kl',
+          'divergence'}
 _HIGHER = {'accuracy', 'acc', 'top1', 'top5', 'f1', 'precision', 'recall', 'auc', 'map', 'bleu', 'iou', 'dice', 'r2'}
 
 def metric_direction(name:str) -> bool|None:

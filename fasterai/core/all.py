@@ -6,7 +6,7 @@
 __all__ = []
 
 # %% ../../nbs/core/all.ipynb #742c82e3
-from fasterai.core import granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology, knapsack
+from fasterai.core import granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology, knapsack, wanda
 from fasterai.core.granularity import *
 from fasterai.core.criteria import *
 from fasterai.core.schedule import *
@@ -18,4 +18,5 @@ from fasterai.core.select import *
 from fasterai.core.counter import *
 from fasterai.core.graph import *
 from fasterai.core.topology import *
-__all__ = [n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology, knapsack) for n in mod.__all__]
+from fasterai.core.wanda import *
+__all__ = [n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology, knapsack, wanda) for n in mod.__all__]

@@ -42,6 +42,14 @@ class Criteria:
         self.f, self.reducer, self.normalizer = f, reducer, normalizer
         self.needs_init, self.needs_update, self.needs_grad = needs_init or needs_update, needs_update, needs_grad
 
+    needs_inputs = False    # scores read what the layer receives (Wanda): `bind` calibrates on the model first
+
+    def bind(self,
+             model:nn.Module,   # the model whose layers will be scored
+             layers:dict):      # name -> layer (or weight unit) that will be scored
+        "One-off work before scoring `layers` of `model`: nothing for criteria that read only weights (see Wanda)."
+        return self
+
     @property
     def name(self) -> str: return self.f.__name__
 
@@ -52,8 +60,8 @@ class Criteria:
         if _named_criteria(self.name) is self: return (_named_criteria, (self.name,))
         return (Criteria, (self.f, self.reducer, self.normalizer, self.needs_init, self.needs_update, self.needs_grad))
 
-    def weight_scores(self, w:torch.Tensor, w_init=None, grad=None) -> torch.Tensor:
-        "Per-weight scores, same shape as `w`."
+    def weight_scores(self, w:torch.Tensor, w_init=None, grad=None, layer=None) -> torch.Tensor:
+        "Per-weight scores, same shape as `w` (`layer`, the module `w` belongs to, is read by criteria that need it)."
         if self.needs_grad:
             if grad is None:
                 raise ValueError(f"criteria {self.name!r} needs gradients: run a backward pass before scoring")
@@ -63,17 +71,17 @@ class Criteria:
             return self.f(w, w_init)
         return self.f(w)
 
-    def group_scores(self, w:torch.Tensor, dim:tuple, w_init=None, grad=None) -> torch.Tensor:
+    def group_scores(self, w:torch.Tensor, dim:tuple, w_init=None, grad=None, layer=None) -> torch.Tensor:
         "One score per group: reduced over `dim` with `keepdim=True`, then normalized."
         with torch.no_grad():
-            s = self.weight_scores(w.detach(), w_init, grad).float()
+            s = self.weight_scores(w.detach(), w_init, grad, layer).float()
             if dim: s = _reducers[self.reducer](s, dim)
             return _normalizers[self.normalizer](s)
 
     def __call__(self, module:nn.Module, granularity:str='weight', w_init=None) -> torch.Tensor:
         "Scores of `module.weight` grouped by `granularity` (broadcastable to the weight)."
         dim = Granularities.get_dim(module, granularity)
-        return self.group_scores(module.weight, dim, w_init, module.weight.grad)
+        return self.group_scores(module.weight, dim, w_init, module.weight.grad, module)
 
 # %% ../../nbs/core/criteria.ipynb #633a1f2c
 def _named_criteria(name:str):

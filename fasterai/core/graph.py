@@ -727,7 +727,7 @@ class Undo:
 def filter_scores(layer:nn.Module, criteria:Criteria, reference=None) -> torch.Tensor:
     "One score per output channel of `layer` (a Conv, Linear or transposed linear), higher = keep."
     dim = (0,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'filter')
-    return criteria.group_scores(layer.weight, dim, w_init=reference, grad=layer.weight.grad).flatten()
+    return criteria.group_scores(layer.weight, dim, w_init=reference, grad=layer.weight.grad, layer=layer).flatten()
 
 @torch.no_grad()
 def channel_scores(entries:list,          # `PruningGraph.entries(root)`: every current channel of a coupling

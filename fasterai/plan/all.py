@@ -8,10 +8,12 @@ __all__ = []
 # %% ../../nbs/plan/all.ipynb #42890463
 from fasterai.core import knapsack as solver
 from fasterai.analyze import costs
-from fasterai.plan import options, problem, plan
+from fasterai.plan import options, problem, plan, baselines, comparison
 from fasterai.core.knapsack import *
 from fasterai.analyze.costs import *
 from fasterai.plan.options import *
 from fasterai.plan.problem import *
 from fasterai.plan.plan import *
-__all__ = [n for mod in (solver, costs, options, problem, plan) for n in mod.__all__]
+from fasterai.plan.baselines import *
+from fasterai.plan.comparison import *
+__all__ = [n for mod in (solver, costs, options, problem, plan, baselines, comparison) for n in mod.__all__]

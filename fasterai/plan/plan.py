@@ -168,7 +168,8 @@ def summary(self:Plan):
     lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]
     if self.repairs:
         kept = next((r['step'] for r in self.repairs if r.get('kept')), len(self.repairs) - 1)
-        lines += [f"Repaired in {len(self.repairs) - 1} step(s), step {kept} kept (see .repairs)"]
+        how = 'Refined' if self.repairs[0].get('method') == 'refine' else 'Repaired'
+        lines += [f"{how} in {len(self.repairs) - 1} step(s), step {kept} kept (see .repairs)"]
     print('\n'.join(lines))
 
 @patch
@@ -340,7 +341,8 @@ def apply(self:Plan,
     return model
 
 @patch
-def _scope_layers(self:Plan) -> list|None:
+def scope_layers(self:Plan) -> list|None:
+    "The layers whose weights and MACs the budget counts (scope='units'), or None: the whole model."
     return None if self.settings.get('scope', 'model') == 'model' else list(dict.fromkeys(l for u in self.units for l in u.layers))
 
 @patch
@@ -357,7 +359,7 @@ def _figures_of(self:Plan, m:nn.Module, q:Quantizer|None, sample=None) -> pd.Dat
     sample = self.sample if sample is None else first_item(sample)
     if sample is None: raise ValueError("sample= is required to count MACs: an example input (this plan keeps none)")
     sparse = [l for k in self.kinds if plan_kinds[k].zeroes for l in self.targets(k)]
-    got = measure(m, sample, q, self._scope_layers(), self.costs.sparse_index, sparse, self.costs.sparse_macs)
+    got = measure(m, sample, q, self.scope_layers(), self.costs.sparse_index, sparse, self.costs.sparse_macs)
     f = self.figures
     return pd.DataFrame([{'key': k, 'budget %': self.budget.get(k, np.nan), 'planned %': 100 * f[k] / self.dense[k],
                           'measured %': 100 * got[k] / self.dense[k], 'planned': f[k], 'measured': got[k], 'dense': self.dense[k]}
@@ -409,13 +411,17 @@ def verify(self:Plan,
     return Verification(self.predicted_metric, value, self.baseline, self.higher_is_better, figs, time.perf_counter() - t0)
 
 # %% ../../nbs/plan/plan.ipynb #c3d61fda
-def _stronger(unit:PlanUnit, j0:int) -> list:
-    "Options of `unit` at least as strong as option `j0` in every kind."
-    def key(k, l):
-        desc = get_compression(k).unit.descending
-        return (-(l if l is not None else 1e9)) if desc else (l if l is not None else 0.)
-    base = [key(k, l) for k, l in zip(unit.kinds, unit.options[j0])]
-    return [j for j, o in enumerate(unit.options) if all(key(k, l) >= b for k, l, b in zip(unit.kinds, o, base))]
+def _strength(kind:str, level) -> float:
+    "How strong a level of `kind` is, as a number that grows with compression (None, left alone, is the weakest)."
+    if get_compression(kind).unit.descending: return -(level if level is not None else 1e9)
+    return level if level is not None else 0.
+
+def _stronger(unit:PlanUnit, j0:int, milder:bool=False) -> list:
+    "Options of `unit` at least as strong as option `j0` in every kind (with `milder`: at most as strong)."
+    base = [_strength(k, l) for k, l in zip(unit.kinds, unit.options[j0])]
+    sign = -1 if milder else 1
+    return [j for j, o in enumerate(unit.options)
+            if all(sign * (_strength(k, l) - b) >= 0 for k, l, b in zip(unit.kinds, o, base))]
 
 @patch
 def repair(self:Plan,
@@ -463,6 +469,71 @@ def repair(self:Plan,
     best = min(range(len(steps)), key=lambda k: (round(steps[k]['gap'], 9), -sign * steps[k]['measured'], k))   # of equal gaps, the best measured
     steps[best]['kept'] = True
     out = plans[best]._with(plans[best].choice)
+    out.repairs = steps
+    return out
+
+# %% ../../nbs/plan/plan.ipynb #287426f1
+def _neighbours(unit:PlanUnit, j:int) -> list:
+    "`(option, stronger)` of the options of `unit` one level from option `j` in one kind, the other kinds equal."
+    index, out = {tuple(o): i for i, o in enumerate(unit.options)}, []
+    for p, kind in enumerate(unit.kinds):
+        levels = sorted({o[p] for o in unit.options}, key=lambda l: _strength(kind, l))
+        at = levels.index(unit.options[j][p])
+        for step in (-1, 1):
+            if not 0 <= at + step < len(levels): continue
+            o = list(unit.options[j])
+            o[p] = levels[at + step]
+            if tuple(o) in index: out.append((index[tuple(o)], step > 0))
+    return out
+
+@patch
+def _refine_step(self:Plan, i:int, choice, value:float, evaluations:int) -> dict:
+    "One round of `refine`, as `.repairs` records it."
+    predicted = self._with(choice).predicted_metric
+    changed = int((np.asarray(choice) != self.choice).sum())
+    return dict(step=i, method='refine', units_changed=changed, predicted=predicted, measured=value,
+                gap=damage(predicted, value, self.higher_is_better), evaluations=evaluations, kept=False)
+
+@patch
+def refine(self:Plan,
+           model:nn.Module,          # the model the sweeps measured (left untouched)
+           eval_fn=None,             # eval_fn(model) -> float: the plan's metric (or data= and metric=)
+           *,
+           data=None, metric=None,
+           rounds:int=2,             # measure the neighbours and solve again at most this many times
+           sample=None, calibration_data=None, criteria=None
+          ) -> Plan:
+    "Measure the plan's neighbours (each unit one level milder, one stronger), correct the curves, solve again."
+    check_model(model)
+    evaluate = _metric_fn(eval_fn, data, metric, self.higher_is_better)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds={rounds!r} must be a positive integer")
+    kw = dict(sample=sample, calibration_data=calibration_data, criteria=criteria)
+    def metric_of(choice):
+        m = copy.deepcopy(model)
+        self._with(choice)._apply(m, **kw)
+        return evaluate(m)
+    units, choice = copy.deepcopy(self.units), self.choice
+    value = metric_of(choice)
+    steps, choices = [self._refine_step(0, choice, value, 1)], [choice]
+    for r in range(1, rounds + 1):
+        count = 0
+        for i, u in enumerate(units):
+            for jj, stronger in _neighbours(u, choice[i]):
+                moved = choice.copy()
+                moved[i] = jj
+                excess = damage(value, metric_of(moved), self.higher_is_better) - (u.damage[jj] - u.damage[choice[i]])
+                count += 1
+                for k in _stronger(u, jj, milder=not stronger): u.damage[k] += excess
+        new = self._with(choice, units=units).problem.solve(self.budget)
+        if np.array_equal(new, choice): break                 # the plan stands: its neighbours are no better
+        choice, value = new, metric_of(new)
+        steps.append(self._refine_step(r, choice, value, count + 1))
+        choices.append(choice)
+    sign = 1 if self.higher_is_better else -1
+    best = max(range(len(steps)), key=lambda k: (sign * steps[k]['measured'], -k))
+    steps[best]['kept'] = True
+    out = self._with(choices[best])
     out.repairs = steps
     return out
 

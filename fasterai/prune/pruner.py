@@ -97,6 +97,10 @@ class Pruner:
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if not isinstance(criteria, Criteria): raise TypeError(f"criteria must be a fasterai Criteria, got {type(criteria).__name__}")
+        if criteria.needs_inputs:
+            raise ValueError(f"criteria {criteria.name!r} scores weights by the norms of their inputs, measured once on the model as "
+                             f"it is; pruning changes the layers' inputs as it cuts: use it for sparsity (the Sparsifier), "
+                             f"and large_final or taylor to prune")
         if round_to is not None and (isinstance(round_to, bool) or not isinstance(round_to, int) or round_to < 1):
             raise ValueError(f"round_to={round_to!r} must be None or a positive integer")
         ratio = check_percents('pruning_ratio', pruning_ratio)

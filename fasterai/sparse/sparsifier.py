@@ -99,7 +99,7 @@ def _scores(self:Sparsifier, name:str) -> torch.Tensor:
     m = self.layers[name]
     w, ref = m.weight, self._ref.get(name)
     if ref is not None and ref.device != w.device: ref = self._ref[name] = ref.to(w.device)
-    try: s = self.criteria.group_scores(w, self._dims[type(m)], w_init=ref, grad=w.grad)
+    try: s = self.criteria.group_scores(w, self._dims[type(m)], w_init=ref, grad=w.grad, layer=m)
     except ValueError as e: raise ValueError(f"layer {name!r}: {e}") from None
     mask = self.masks.get(name)
     if mask is not None:      # minus the largest float where masked (arithmetic: ~5x faster than masked_fill)
@@ -189,8 +189,14 @@ def _check_grads(self:Sparsifier, names):
                                  f"sparsifying; no gradient for {missing}")
 
 @patch
+def _prepare(self:Sparsifier, names):
+    "Before scoring layers `names`: their gradients checked, and the criteria bound to them (Wanda calibrates, once)."
+    self._check_grads(names)
+    self.criteria.bind(self.model, {n: self.layers[n] for n in names})
+
+@patch
 def _sparsify_local(self:Sparsifier, targets:dict, round_to=None):
-    self._check_grads(targets)
+    self._prepare(targets)
     for name, pct in targets.items():
         s = self._scores(name)
         k = n_zeroed(s.numel(), pct, round_to)
@@ -200,7 +206,7 @@ def _sparsify_local(self:Sparsifier, targets:dict, round_to=None):
 @patch
 def _sparsify_global(self:Sparsifier, pct:float, round_to=None):
     names = list(self.layers)
-    self._check_grads(names)
+    self._prepare(names)
     scores = [self._scores(n) for n in names]
     dev = scores[0].device
     flat = torch.cat([s.reshape(-1).to(dev) for s in scores])

@@ -1,0 +1,420 @@
+"""Does the plan beat what users would do anyway? The table of issue 22: plans against the heuristics of
+`fasterai.plan.baselines` at equal budgets, on the byte-level LM of `fasterai.demo.text` and the digits CNN and MLP.
+
+Each row runs `fasterai.plan.compare` once per seed and budget: the plan made from the sweeps' task metric
+(validation NLL for the LM, calibration accuracy for the digits), the plan made from the KL to the dense model
+(`fasterai.analyze.damage.kl_metric`), and every baseline that competes, all at the plan's budget, evaluated on
+held-out data (the LM's test split, the digits' test third) with a per-sample metric. Printed, as plain lines:
+each (row, budget, regime, seed, method) result, then per row and budget: mean ± std over the seeds, and each
+method's paired difference from the plan (mean ± std over the seeds, and a 95% paired bootstrap interval over the
+seeds' test samples pooled).
+
+Rows (`--rows`, comma separated; default: all):
+  lm-sparsity-magnitude   LM, sparsity with |w|, 50/60/70% of the linear layers' weights, one-shot
+  lm-sparsity-wanda       the same with Wanda's |W|·‖X‖ (every method sparsified with Wanda)
+  lm-bits                 LM, 4 / 3 / 2.5 bits per weight on average, one-shot
+  lm-joint                LM, sparsity + bits at 10% of the linear layers' fp32 bytes, one-shot
+  digits-sparsity         CNN and MLP, 90/95/97% sparsity, one-shot and after 2 epochs of fine-tuning
+  digits-bits             CNN and MLP, 2.5 bits on average, one-shot
+  digits-pruning          CNN, 50% of the MACs, one-shot and fine-tuned; also global pruning (torch-pruning, fasterai)
+  compare-time            the time of compare() on the digits CNN against one plan (sweep, solve) and its verification
+
+    OMP_NUM_THREADS=1 python bench/value_bench.py --out value.json           # everything, 3 seeds, CPU
+    OMP_NUM_THREADS=1 python bench/value_bench.py --rows digits-bits --seeds 0
+    python bench/value_bench.py --rows lm-sparsity-magnitude --size bench --device cuda --out lm.json
+    python bench/value_bench.py --table value.json lm.json                   # the tables of saved parts
+"""
+import argparse, copy, json, os, platform, time, warnings
+from collections import OrderedDict
+from machine import cpu_model, load          # bench/machine.py: shared by the bench scripts
+import numpy as np
+import torch
+import torch.nn as nn
+
+ROWS = ('lm-sparsity-magnitude', 'lm-sparsity-wanda', 'lm-bits', 'lm-joint', 'digits-sparsity', 'digits-bits',
+        'digits-pruning', 'compare-time')
+PLAN_TASK, PLAN_KL, PLAN_REFINED = 'plan (task)', 'plan (KL)', 'plan (KL, refined)'
+REFERENCE = {'refined': PLAN_REFINED, 'kl': PLAN_KL, 'task': PLAN_TASK}
+KEPT = ('params %', 'macs %', 'bytes %')
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p.add_argument('--rows', default=','.join(ROWS), help='comma-separated rows (default: all)')
+    p.add_argument('--seeds', default='0,1,2', help='comma-separated seeds of the trained models (default: 0,1,2)')
+    p.add_argument('--size', default='small', help="the LM setting of fasterai.demo.text (default: small)")
+    p.add_argument('--device', default='cpu', help='torch device (default: cpu)')
+    p.add_argument('--reference', default='refined', choices=list(REFERENCE), help='the plan differences are from')
+    p.add_argument('--refine', type=int, default=2, help='rounds of Plan.refine on the KL plan (0: none)')
+    p.add_argument('--finetune-epochs', type=int, default=2, help='epochs of the fine-tuned digits rows (default: 2)')
+    p.add_argument('--out', default=None, help='save every result (with its per-sample values) to this JSON file')
+    p.add_argument('--table', nargs='*', default=None, help='print the tables of saved JSON files, and stop')
+    a = p.parse_args(argv)
+    a.rows = [r.strip() for r in a.rows.split(',') if r.strip()]
+    bad = [r for r in a.rows if r not in ROWS]
+    if bad: p.error(f"--rows: unknown {bad}; allowed: {list(ROWS)}")
+    a.seeds = [int(s) for s in a.seeds.split(',') if s.strip()]
+    return a
+
+
+def machine_line(device:torch.device) -> str:
+    import fasterai
+    where = torch.cuda.get_device_name(device) if device.type == 'cuda' else cpu_model()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
+    return (f"machine: {where}, {cores} cores; python {platform.python_version()}, torch {torch.__version__}, "
+            f"numpy {np.__version__}, fasterai {fasterai.__version__}; {torch.get_num_threads()} threads; "
+            f"load {load()}")
+
+
+# ---------------------------------------------------------------- recording
+class Results:
+    "Every (row, model, budget, regime, seed, method) result, printed as a plain line as it comes."
+    def __init__(self, reference:str): self.rows, self.reference = [], reference
+
+    def add(self, key:dict, c):
+        "The methods of `compare`'s result `c` (its plan named after the reference)."
+        ref = REFERENCE[self.reference]
+        for r in c.table.to_dict('records'):
+            method = ref if r['method'] == 'plan' else r['method']
+            s = c.samples.get(r['method'])
+            self.rows.append({**key, 'method': method, 'metric': float(r['metric']), **{k: float(r[k]) for k in KEPT},
+                              'samples': None if s is None else np.asarray(s, float).tolist()})
+            print(f"{key['row']} {key['model']} {key['budget']} {key['regime']} seed={key['seed']} {method}: "
+                  f"{r['metric']:.4f} (params {r['params %']:.2f}%, macs {r['macs %']:.1f}%, "
+                  f"bytes {r['bytes %']:.2f}%)",
+                  flush=True)
+        skipped = '; '.join(f"{k}: {v[:100]}" for k, v in c.skipped.items())
+        not_run = f"; not run: {skipped}" if skipped else ''
+        print(f"  compare: {len(c.table)} methods, {c.seconds:.1f} s{not_run}", flush=True)
+
+
+def compared(results:Results, key:dict, model, made:dict, *, data, metric, metric_name, extra=None, **kw):
+    "compare() the reference plan and the baselines, the other plans as extra methods; every method recorded."
+    from fasterai.plan import compare
+    ref = REFERENCE[results.reference]
+    more = {**{k: p for k, p in made.items() if k != ref}, **(extra or {})}
+    c = compare(model, made[ref], data=data, metric=metric, metric_name=metric_name, extra=more, **kw)
+    results.add(key, c)
+    return c
+
+
+def plans(a, sweeps:dict, budget:dict, model, calib:dict, **kw) -> dict:
+    "The plan of each sweep (or list of sweeps) at `budget`, and the KL plan refined (`a.refine` rounds)."
+    from fasterai.plan import plan_compression
+    sample = calib['data'][0][0][:1]
+    made = {name: plan_compression(sw, budget, sample=sample, **kw) for name, sw in sweeps.items() if name != 'kl'}
+    if a.refine:
+        t0 = time.perf_counter()
+        made[PLAN_REFINED] = made[PLAN_KL].refine(model, data=calib['data'], metric=sweeps['kl'], rounds=a.refine,
+                                                  criteria=calib.get('criteria'), calibration_data=calib.get('batches'))
+        steps = made[PLAN_REFINED].repairs
+        path = ' -> '.join(format(x['measured'], '.4f') for x in steps)
+        print(f"  refine: {sum(x['evaluations'] for x in steps)} evaluations in {time.perf_counter() - t0:.1f} s; "
+              f"calibration KL {path}", flush=True)
+    return made
+
+
+def sweeps_of(model, data, sample, task:tuple, kind:str, levels, criteria=None, kl=None) -> dict:
+    "The sweeps of `kind` with the task metric `(metric, name, higher_is_better)` and with the KL to the dense model."
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    from fasterai.analyze.damage import kl_metric
+    from fasterai.core.criteria import large_final
+    kl = kl_metric(model, data) if kl is None else kl
+    out = {'kl': kl}
+    for name, (metric, mname, hib) in ((PLAN_TASK, task), (PLAN_KL, (kl, 'kl', False))):
+        an = SensitivityAnalyzer(model, sample, data=data, metric=metric, higher_is_better=hib, metric_name=mname,
+                                 criteria=large_final if criteria is None else criteria)
+        out[name] = an.sweep(kind, levels, verbose=False)
+    return out
+
+
+# ---------------------------------------------------------------- the language model rows
+SPARSITY_LEVELS, BITS_LEVELS = [20, 40, 50, 60, 70, 80, 90], [8, 6, 5, 4, 3, 2]
+
+
+def lm_rows(a, results:Results, row:str):
+    from fasterai.demo.text import trained_text_lm, lm_batches, lm_nll_per_sample
+    from fasterai.core.wanda import Wanda
+    for seed in a.seeds:
+        t0 = time.perf_counter()
+        model, data = trained_text_lm(a.size, seed, a.device)
+        print(f"  {row}: LM {a.size} seed {seed} trained in {time.perf_counter() - t0:.0f} s", flush=True)
+        batches = lm_batches(data.corpus.tokens['train'], model.config.seq_len, n_seqs=32)   # Wanda's and OWL's
+        wanda = Wanda(batches) if row.endswith('wanda') else None
+        calib = dict(data=data.valid, batches=batches, criteria=wanda)
+        sample = data.valid[0][0][:1]
+        eval_kw = dict(data=data.test, metric=lm_nll_per_sample, metric_name='test nll', higher_is_better=False,
+                       calibration_data=batches, criteria=wanda)
+        task = (lm_nll_per_sample, 'nll', False)
+        t0 = time.perf_counter()
+        if row.startswith('lm-sparsity'):
+            sw = sweeps_of(model, data.valid, sample, task, 'sparsity', SPARSITY_LEVELS, wanda)
+            settings = [(f"{pct}% sparse", {'params': 100 - pct}) for pct in (50, 60, 70)]
+        elif row == 'lm-bits':
+            sw = sweeps_of(model, data.valid, sample, task, 'quantization', BITS_LEVELS)
+            settings = [(f"{bits:g} bits", {'bytes': 100 * bits / 32}) for bits in (4, 3, 2.5)]
+        else:                                                      # lm-joint: one plan over sparsity and bits
+            sp = sweeps_of(model, data.valid, sample, task, 'sparsity', SPARSITY_LEVELS)
+            qb = sweeps_of(model, data.valid, sample, task, 'quantization', BITS_LEVELS, kl=sp['kl'])
+            sw = {k: [sp[k], qb[k]] if k != 'kl' else sp[k] for k in sp}
+            settings = [('10% bytes', {'bytes': 10})]
+        print(f"  sweeps: {time.perf_counter() - t0:.0f} s", flush=True)
+        for label, budget in settings:
+            made = plans(a, sw, budget, model, calib, scope='units')
+            key = dict(row=row, model='LM', budget=label, regime='one-shot', seed=seed)
+            compared(results, key, model, made, **eval_kw)
+
+
+# ---------------------------------------------------------------- the digits rows
+def digits_mlp() -> nn.Sequential:
+    "The 4-layer MLP of the budget tutorial: 64 → 256 → 128 → 64 → 10."
+    return nn.Sequential(OrderedDict([('flatten', nn.Flatten()), ('fc1', nn.Linear(64, 256)), ('relu1', nn.ReLU()),
+                                      ('fc2', nn.Linear(256, 128)), ('relu2', nn.ReLU()), ('fc3', nn.Linear(128, 64)),
+                                      ('relu3', nn.ReLU()), ('fc4', nn.Linear(64, 10))]))
+
+
+def digits_setup():
+    "(train, calibration, test) of the digits, as in the budget tutorial: 1,078 / 360 / 359."
+    from fasterai.demo.digits import load_digits_tensors
+    x_tr, y_tr, x_va, y_va = load_digits_tensors(valid_pct=0.4)
+    return (x_tr, y_tr), [(x_va[::2], y_va[::2])], [(x_va[1::2], y_va[1::2])]
+
+
+def digits_models(seed:int, archs):
+    from fasterai.demo.digits import digits_cnn, train_digits
+    (x_tr, y_tr), _, _ = digits_setup()
+    for arch in archs:
+        torch.manual_seed(seed)
+        yield arch, train_digits({'CNN': digits_cnn, 'MLP': digits_mlp}[arch](), x_tr, y_tr, epochs=20, seed=seed)
+
+
+def fine_tuner(epochs:int, seed:int):
+    from fasterai.demo.digits import train_digits
+    (x_tr, y_tr), _, _ = digits_setup()
+    return lambda m: train_digits(m, x_tr, y_tr, epochs=epochs, lr=3e-3, seed=seed)
+
+
+def global_pruners(model, sample, budget_pct:float) -> dict:
+    "Global pruning to `budget_pct`% of the MACs, by bisection on the ratio: torch-pruning's and fasterai's `Pruner`."
+    import torch_pruning as tp
+    from fasterai.core.counter import count_flops_params
+    from fasterai.prune.pruner import Pruner
+    dense = count_flops_params(model, sample)[0]
+    def tp_global(m, r):
+        last = [mod for mod in m.modules() if isinstance(mod, nn.Linear)][-1]
+        tp.pruner.MagnitudePruner(m, sample, tp.importance.MagnitudeImportance(p=2), global_pruning=True,
+                                  pruning_ratio=r / 100, ignored_layers=[last]).step()
+    def fa_global(m, r): Pruner(m, r, context='global', example_inputs=sample).prune_model()
+    def least(prune):
+        def apply(m):
+            lo, hi, best = 0., 95., None
+            for _ in range(12):
+                r, trial = (lo + hi) / 2, copy.deepcopy(m)
+                prune(trial, r)
+                if count_flops_params(trial, sample)[0] <= dense * budget_pct / 100: best, hi = r, r
+                else: lo = r
+            prune(m, best if best is not None else 95.)
+        return apply
+    return {'torch-pruning global': least(tp_global), 'Pruner global': least(fa_global)}
+
+
+def digits_rows(a, results:Results, row:str):
+    from fasterai.analyze.evaluation import accuracy_per_sample
+    _, cal, test = digits_setup()
+    sample = cal[0][0][:1]
+    eval_kw = dict(data=test, metric=accuracy_per_sample, metric_name='test accuracy', higher_is_better=True,
+                   calibration_data=cal)
+    task = (accuracy_per_sample, 'accuracy', True)
+    archs = ('CNN',) if row == 'digits-pruning' else ('CNN', 'MLP')
+    for seed in a.seeds:
+        for arch, model in digits_models(seed, archs):
+            if row == 'digits-sparsity':
+                sw = sweeps_of(model, cal, sample, task, 'sparsity', [50, 70, 80, 90, 95, 97, 98, 99])
+                settings = [(f"{pct}% sparse", {'params': 100 - pct}, dict(scope='units')) for pct in (90, 95, 97)]
+            elif row == 'digits-bits':
+                sw = sweeps_of(model, cal, sample, task, 'quantization', [8, 6, 4, 3, 2])
+                settings = [('2.5 bits', {'bytes': 100 * 2.5 / 32}, dict(scope='units'))]
+            else:
+                sw = sweeps_of(model, cal, sample, task, 'pruning', [10, 25, 50, 75])
+                settings = [('50% MACs', {'macs': 50}, {})]
+            regimes = [('one-shot', None)]
+            if row != 'digits-bits':
+                regimes.append((f"{a.finetune_epochs} epochs", fine_tuner(a.finetune_epochs, seed)))
+            extra = global_pruners(model, sample, 50) if row == 'digits-pruning' else None
+            for label, budget, kw in settings:
+                made = plans(a, sw, budget, model, dict(data=cal, batches=cal), **kw)
+                for regime, ft in regimes:
+                    key = dict(row=row, model=arch, budget=label, regime=regime, seed=seed)
+                    compared(results, key, model, made, fine_tune=ft, extra=extra, **eval_kw)
+
+
+def compare_time(a, results:Results, row:str):
+    "compare()'s wall time on the digits CNN at 30% of the weights, against making one plan and verifying it."
+    from fasterai.analyze.evaluation import accuracy_per_sample
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    from fasterai.plan import plan_compression, compare
+    _, cal, test = digits_setup()
+    for seed in a.seeds:
+        _, model = next(digits_models(seed, ('CNN',)))
+        t0 = time.perf_counter()
+        an = SensitivityAnalyzer(model, data=cal, metric=accuracy_per_sample)
+        sweep = an.sweep('sparsity', [50, 70, 80, 90, 95, 97, 98, 99], verbose=False)
+        plan = plan_compression(sweep, {'params': 30}, sample=cal[0][0][:1], scope='units')
+        plan.verify(model, data=test, metric=accuracy_per_sample)
+        t_plan = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        c = compare(model, plan, data=test, metric=accuracy_per_sample, calibration_data=cal)
+        t_compare = time.perf_counter() - t0
+        print(f"{row} seed={seed}: one plan (sweep of 8 levels, solve, verify) {t_plan:.2f} s; compare ({len(c.table)} "
+              f"methods) {t_compare:.2f} s; ratio {t_compare / t_plan:.2f}", flush=True)
+
+
+# ---------------------------------------------------------------- the tables
+def paired(rows:list, method:str, ref:str, hib:bool, level:float=.95, resamples:int=2000) -> dict:
+    "`method` minus `ref` paired by seed: mean ± std over the seeds, and a bootstrap interval over the pooled samples."
+    from fasterai.analyze.confidence import PairedBootstrap
+    by = {(r['seed'], r['method']): r for r in rows}
+    seeds = sorted({r['seed'] for r in rows if (r['seed'], method) in by and (r['seed'], ref) in by})
+    d = np.array([by[s, method]['metric'] - by[s, ref]['metric'] for s in seeds])
+    out = {'mean': d.mean(), 'std': d.std(ddof=1) if len(d) > 1 else np.nan, 'low': np.nan, 'high': np.nan}
+    if seeds and all(by[s, m]['samples'] is not None for s in seeds for m in (method, ref)):
+        diff = np.concatenate([np.asarray(by[s, method]['samples']) - np.asarray(by[s, ref]['samples']) for s in seeds])
+        lo, hi = PairedBootstrap(len(diff), level, resamples).intervals(diff[:, None])
+        out['low'], out['high'] = float(lo[0]), float(hi[0])
+    good = out['low'] > 0 if hib else out['high'] < 0
+    bad = out['high'] < 0 if hib else out['low'] > 0
+    out['verdict'] = 'better than the plan' if good else 'worse than the plan' if bad else 'level'
+    return out
+
+
+def tables(rows:list, reference:str):
+    "Per row, budget and regime: mean ± std of each method, and each method minus the plan (paired)."
+    ref = REFERENCE[reference]
+    groups = OrderedDict()
+    for r in rows: groups.setdefault((r['row'], r['model'], r['budget'], r['regime']), []).append(r)
+    for (row, model, budget, regime), rs in groups.items():
+        hib = not row.startswith('lm')
+        dense = np.mean([r['metric'] for r in rs if r['method'] == 'dense'])
+        seeds = sorted({r['seed'] for r in rs})
+        print(f"\n### {model}, {row.split('-', 1)[1]}, {budget}, {regime} ({len(seeds)} seeds; dense {dense:.4f}; "
+              f"differences are method - {ref})")
+        metric = 'test accuracy' if hib else 'test NLL'
+        print(f"| method | {metric} | vs {ref} (mean ± std) | 95% interval | verdict |")
+        print("|---|---|---|---|---|")
+        for m in dict.fromkeys(r['method'] for r in rs):
+            v = np.array([r['metric'] for r in rs if r['method'] == m])
+            cell = f"{v.mean():.4f} ± {v.std(ddof=1) if len(v) > 1 else 0:.4f}"
+            if m in (ref, 'dense'):
+                print(f"| {m} | {cell} | | | |")
+                continue
+            p = paired(rs, m, ref, hib)
+            print(f"| {m} | {cell} | {p['mean']:+.4f} ± {p['std']:.4f} | [{p['low']:+.4f}, {p['high']:+.4f}] | "
+                  f"{p['verdict']} |")
+
+
+BASELINE_ORDER = ('uniform', 'global magnitude', 'OWL', 'ERK', 'depth ramp', 'first/last dense', 'uniform bits',
+                  'first/last 8 bits', 'llama.cpp-like', 'uniform pruning', 'torch-pruning global', 'Pruner global')
+
+
+def _cell(v) -> str: return f"{np.mean(v):.4f} ± {np.std(v, ddof=1):.4f}" if len(v) > 1 else f"{v[0]:.4f}"
+
+
+def _kind(row:str) -> str: return {'lm-joint': 'sparsity + bits'}.get(row, row.split('-')[1])
+
+
+def _setting(row:str, model:str, budget:str, regime:str) -> str:
+    return f"{model}, {_kind(row)}{' (Wanda)' if row.endswith('wanda') else ''}, {budget}, {regime}"
+
+
+def _by_method(rs:list, plans:list) -> dict:
+    "Method -> its metric per seed; a sparsity rule on top of bits under the rule's own name."
+    by = {}
+    for r in rs:
+        name = r['method'] if r['method'] in plans else r['method'].split(' + ')[0]
+        by.setdefault(name, []).append(r['metric'])
+    return by
+
+
+def summary_tables(rows:list, reference:str):
+    "Per kind of compression, each method's mean ± std; then the plan against the best baseline (paired)."
+    ref = REFERENCE[reference]
+    groups = OrderedDict()
+    for r in rows: groups.setdefault((r['row'], r['model'], r['budget'], r['regime']), []).append(r)
+    plans = [m for m in (PLAN_TASK, PLAN_KL, PLAN_REFINED) if any(r['method'] == m for r in rows)]
+    for kind in dict.fromkeys(_kind(k[0]) for k in groups):
+        keys = [k for k in groups if _kind(k[0]) == kind]
+        present = {m for k in keys for m in _by_method(groups[k], plans)}
+        methods = [m for m in BASELINE_ORDER if m in present]
+        print(f"\n**{kind}** (test accuracy for the digits, higher is better; test NLL per byte for the LM, lower is "
+              f"better; mean ± std over the seeds)\n")
+        print(f"| model, budget, regime | dense | {' | '.join(methods)} | {' | '.join(plans)} |")
+        print('|' + '---|' * (2 + len(methods) + len(plans)))
+        for row, model, budget, regime in keys:
+            by = _by_method(groups[row, model, budget, regime], plans)
+            cells = [_cell(by[m]) if m in by else '—' for m in ('dense', *methods, *plans)]
+            print(f"| {model}{' (Wanda)' if row.endswith('wanda') else ''}, {budget}, {regime} | {' | '.join(cells)} |")
+    verdict_table(groups, plans, ref)
+    damage_table(groups)
+
+
+def verdict_table(groups:dict, plans:list, ref:str):
+    "The reference plan against the best baseline of each setting, paired by seed; and whether it beats every one."
+    print(f"\n| setting | best baseline | {ref} - best (mean ± std over seeds) | 95% interval (pooled samples) | "
+          f"verdict | better than every baseline | excess NLL, plan / best |")
+    print('|---|---|---|---|---|---|---|')
+    for (row, model, budget, regime), rs in groups.items():
+        hib = not row.startswith('lm')
+        by = _by_method(rs, plans)
+        base = {m: v for m, v in by.items() if m not in plans and m != 'dense'}
+        if not base or ref not in by: continue
+        full = lambda m: next(r['method'] for r in rs if r['method'].split(' + ')[0] == m)
+        best = max(base, key=lambda m: np.mean(base[m]) * (1 if hib else -1))
+        p = paired(rs, ref, full(best), hib)
+        every = all(paired(rs, ref, full(m), hib)['verdict'] == 'better than the plan' for m in base)
+        word = {'better than the plan': 'plan better', 'worse than the plan': 'plan worse'}.get(p['verdict'], 'level')
+        excess = lambda m: np.mean(by[m]) - np.mean(by['dense'])
+        ratio = '' if hib else f"{excess(ref) / (np.mean(base[best]) - np.mean(by['dense'])):.3f}"
+        setting = _setting(row, model, budget, regime)
+        interval = f"[{p['low']:+.4f}, {p['high']:+.4f}]"
+        print(f"| {setting} | {best} | {p['mean']:+.4f} ± {p['std']:.4f} | {interval} | {word} | "
+              f"{'yes' if every else 'no'} | {ratio} |")
+
+
+def damage_table(groups:dict):
+    "The plan made from the KL against the plan made from the task metric (accuracy, NLL), and what refine adds."
+    print(f"\n| setting | {PLAN_KL} - {PLAN_TASK} | 95% interval | {PLAN_REFINED} - {PLAN_KL} | 95% interval |")
+    print('|---|---|---|---|---|')
+    for (row, model, budget, regime), rs in groups.items():
+        hib = not row.startswith('lm')
+        cells = []
+        for a, b in ((PLAN_KL, PLAN_TASK), (PLAN_REFINED, PLAN_KL)):
+            if not {a, b} <= {r['method'] for r in rs}: cells += ['—', '—']; continue
+            p = paired(rs, a, b, hib)
+            cells += [f"{p['mean']:+.4f} ± {p['std']:.4f}", f"[{p['low']:+.4f}, {p['high']:+.4f}]"]
+        print(f"| {_setting(row, model, budget, regime)} | {' | '.join(cells)} |")
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    if a.table is not None:
+        rows = [r for f in a.table for r in json.load(open(f))['rows']]
+        tables(rows, a.reference)
+        summary_tables(rows, a.reference)
+        return
+    a.device = torch.device(a.device)
+    print(machine_line(a.device), flush=True)
+    results, t0 = Results(a.reference), time.perf_counter()
+    warnings.filterwarnings('ignore', message='.*higher_is_better inferred.*')
+    for row in a.rows:
+        t1 = time.perf_counter()
+        run = lm_rows if row.startswith('lm') else compare_time if row == 'compare-time' else digits_rows
+        run(a, results, row)
+        print(f"  {row}: {time.perf_counter() - t1:.0f} s", flush=True)
+        if a.out: json.dump({'machine': machine_line(a.device), 'rows': results.rows}, open(a.out, 'w'))
+    tables(results.rows, a.reference)
+    summary_tables(results.rows, a.reference)
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == '__main__':
+    main()
