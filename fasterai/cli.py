@@ -15,6 +15,7 @@ from .analyze.compressions import get_compression, compressions, as_compression
 from .analyze.sensitivity import SensitivityAnalyzer, SweepResult
 from .core.select import select_modules
 from .plan.plan import plan_compression, check_budget, KEYS
+from .plan.comparison import compare as compare_methods
 
 # %% auto #0
 __all__ = ['max_target_pct', 'default_input_shape', 'pickle_warning', 'check_choice', 'parse_levels', 'parse_options',
@@ -282,13 +283,19 @@ def parse_budget(text:str) -> dict:
     try: return check_budget(out)
     except ValueError as e: raise ValueError(f"--budget={text!r}: {e}") from None
 
-def plan_files(kinds) -> list[str]:
+def plan_files(kinds,               # the kinds the budget sweeps (`budget_kinds`)
+               compare:bool=False   # with `--compare`: the comparison's table and figure too
+              ) -> list[str]:
     "The names of the files a `--budget` run writes."
-    return [f"sweep_{k}.json" for k in kinds] + ['plan.json', 'pareto.png'] + [f"targets_{k}.json" for k in kinds] + ['summary.txt']
+    return ([f"sweep_{k}.json" for k in kinds] + ['plan.json', 'pareto.png'] + [f"targets_{k}.json" for k in kinds]
+            + (['compare.csv', 'compare.png'] if compare else []) + ['summary.txt'])
 
 # %% ../nbs/cli.ipynb #d3ec5d42
-def _check_args(model, compression, levels, target, input_shape, weights, out, option, device, layer_types=None, budget=None):
+def _check_args(model, compression, levels, target, input_shape, weights, out, option, device, layer_types=None, budget=None,
+                compare=False):
     "Validate everything before any work: returns the parsed values."
+    if compare and budget is None:
+        raise ValueError("--compare goes with --budget: it compares the plan with the field's heuristics at the plan's budget")
     if budget is None and compression is None: compression = 'sparsity'
     if budget is not None:
         for arg, v in (('--compression', compression), ('--option', option), ('--levels', levels), ('--target', target)):
@@ -359,7 +366,8 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
             f"with your own eval_fn")
     return model, x, eval_fn, origin, desc, False, 'output change (proxy)'
 
-def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0, extrapolate:bool=False) -> dict:
+def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0, extrapolate:bool=False,
+                 compare:bool=False) -> dict:
     "`--budget`: sweep the kinds the budget needs, plan, verify on a copy, write and print the report."
     kinds = budget_kinds(budget)
     head = head + [f"Budget: {', '.join(f'{k} <= {v:g}%' for k, v in budget.items())} of the dense model; sweeping "
@@ -375,20 +383,30 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
     check = plan.verify(net, eval_fn)
     with contextlib.redirect_stdout(io.StringIO()) as buf: plan.summary()
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
-    files = {n: out/n for n in plan_files(kinds)}
+    files = {n: out/n for n in plan_files(kinds, compare)}
     for k, sw in zip(kinds, sweeps): sw.to_json(files[f"sweep_{k}.json"])
     plan.to_json(files['plan.json'])
     _save(lambda ax: plan.plot_pareto(front, ax=ax), files['pareto.png'], (6, 4))
     for k in kinds: files[f"targets_{k}.json"].write_text(json.dumps(plan.targets(k), indent=1))
+    cmp_lines = []
+    if compare:           # the field's heuristics at the plan's budget, each on a copy of the model, with the same metric
+        import matplotlib.pyplot as plt
+        cmp = compare_methods(net, plan, eval_fn=eval_fn, higher_is_better=an.higher_is_better, metric_name=an.metric_name)
+        cmp.table.to_csv(files['compare.csv'], index=False)
+        ax, _ = cmp.plot()
+        ax.figure.savefig(files['compare.png'], dpi=100)
+        plt.close(ax.figure)
+        with contextlib.redirect_stdout(io.StringIO()) as cbuf: cmp.summary()
+        cmp_lines = ['', "Compared with the field's heuristics at the plan's budget (each applied to a copy):", cbuf.getvalue().rstrip()]
     cov = [f"  {sw.compression_type}: {sw.weight_coverage:.1f}%" for sw in sweeps if sw.weight_coverage is not None]
     lines = head + (["Coverage: the measured layers hold, of the model's weight parameters:"] + cov if cov else []) + ['', buf.getvalue().rstrip(), '',
                     f"Verified on a compressed copy: {an.metric_name} {check.measured:.4f} measured, {check.predicted:.4f} predicted "
                     f"(gap {check.gap:+.4f}; baseline {check.baseline:.4f})",
-                    check.figures.to_string(index=False, float_format=lambda v: f"{v:.3f}"), '',
-                    f"Report in {out}/: {', '.join(plan_files(kinds))}"]
+                    check.figures.to_string(index=False, float_format=lambda v: f"{v:.3f}")] + cmp_lines + ['',
+                    f"Report in {out}/: {', '.join(plan_files(kinds, compare))}"]
     files['summary.txt'].write_text('\n'.join(lines) + '\n')
     _say(quiet, *lines[len(head):], f"Done in {time.perf_counter() - t0:.1f} s")
-    return {'sweeps': sweeps, 'plan': plan, 'verification': check, 'files': files, 'model': net}
+    return {'sweeps': sweeps, 'plan': plan, 'verification': check, 'files': files, 'model': net, 'comparison': cmp if compare else None}
 
 # %% ../nbs/cli.ipynb #f0fdb7ba
 @call_parse
@@ -408,13 +426,14 @@ def sensitivity_report(
     trust_pickle:bool=False,         # allow loading a whole pickled model; this RUNS CODE stored in the file
     seed:int=0,                      # seed of the demo training and of the random batch
     budget:str=None,                 # plan instead of one sweep: what the model may keep, e.g. macs=50 or bytes=10,params=40 (percent of dense)
+    compare:bool=False,              # with --budget: also apply the field's heuristics (uniform, global magnitude, ERK, ...) at the plan's budget, and compare
     extrapolate:bool=False,          # let targets and plans go beyond the strongest measured level (each curve extended by its last slope)
     quiet:bool=False):               # print nothing (the report is still written); the progress bar shows only in a terminal
     "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
     t0 = time.perf_counter()
-    check_flags(trust_pickle=trust_pickle, extrapolate=extrapolate, quiet=quiet)
+    check_flags(trust_pickle=trust_pickle, extrapolate=extrapolate, quiet=quiet, compare=compare)
     kind, what, comp, lv, target, shape, dev, types, budget = _check_args(model, compression, levels, target, input_shape, weights,
-                                                                          out, option, device, layer_types, budget)
+                                                                          out, option, device, layer_types, budget, compare)
     if kind == 'digits' and weights is None: _say(quiet, "Training the digits CNN (real data, a few seconds)...")
     net, sample, eval_fn, origin, desc, hib, metric_name = _build(kind, what, weights, trust_pickle, shape, seed, dev)
     chosen = pick_layers(net, layers, types)
@@ -422,7 +441,7 @@ def sensitivity_report(
             f"Sweep: {comp.name} at {', '.join(comp.format_level(l) for l in lv)}" + ''.join(f", {k} {v}" for k, v in comp.options.items())
             + (f"; layers: {', '.join(chosen)}" if chosen is not None else '')]
     an = SensitivityAnalyzer(net, sample, eval_fn, higher_is_better=hib, metric_name=metric_name)
-    if budget is not None: return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate)
+    if budget is not None: return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate, compare)
     _say(quiet, *head)
     sw = an.sweep(comp, lv, layers=chosen, verbose=not quiet and sys.stdout.isatty())   # the bar only in a terminal, not in a log
     bar = bar_level(sw.levels, target)
