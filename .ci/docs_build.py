@@ -19,6 +19,17 @@ What it adds to nbdev 2.4's processing:
   the notebook. The page now shows what the notebook saved, so it is the same on any machine.
 - `relative_links`: nbdev links backticked names to `https://<doc_host>/<baseurl>/...`; the pages link
   relatively instead, so a local copy of the site (or a preview) stays on itself.
+- `source_url`: every entry's `source` link is read with `inspect` (file and `def` line), so methods nbdev's
+  lookup does not know get one too (attached with `@_method(C, 'name')`, made inside a function, `@patch`ed
+  context managers); nbdev's lookup is the fallback.
+- `_defaults`: a dataclass field's `default_factory` shows as what it makes (`{}`, `[]`, `Factory()`), not
+  Python's `<factory>`.
+- `param_table`: a comment on the line of the last parameter and the `) -> X:` (`bits) -> nn.Module:  # bits
+  for ...`) documents that parameter (docments gives it to the return); signatures wrap at 83 characters, the
+  page column at 1400 px.
+- `fix_name_links` (after all notebooks are processed): a link nbdev made for a backticked name lands on an
+  anchor that exists: a method's entry, an anchor on the name's own page (the named criteria), or no link
+  (private helpers and names without an entry).
 """
 from __future__ import annotations
 import copy, dataclasses, inspect, re, sys
@@ -339,7 +350,8 @@ def fix_name_links(proc: Path) -> dict:
     - a public name that its own page mentions as a linked name (the named criteria in the table of the criteria
       page): that first mention becomes the anchor (`[`large_final`]{#large_final}`), and the links reach it;
     - else (a private name, a name its page does not show): the name stays code, unlinked.
-    Returns the counts: {'anchored': names given an anchor, 'retargeted': links to a method's entry, 'unlinked': links removed}."""
+    Returns the counts: {'anchored': names given an anchor, 'retargeted': links to a method's entry, 'unlinked': links
+    removed, 'unlinked_names': `page: name` of each}."""
     import json, posixpath
     nbs = {p.relative_to(proc).with_suffix('.html').as_posix(): p for p in sorted(proc.rglob('*.ipynb')) if '_docs' not in p.parts}
     books = {page: json.loads(p.read_text(encoding='utf-8')) for page, p in nbs.items()}
@@ -366,7 +378,7 @@ def fix_name_links(proc: Path) -> dict:
                 if target(page, m.group(2)) == page and a not in anchors[page] and not method_entry(page, a) \
                         and not a.split('.')[-1].startswith('_'):
                     promote.setdefault(page, set()).add(a); anchors[page].add(a)
-    counts = {'anchored': sum(len(v) for v in promote.values()), 'retargeted': 0, 'unlinked': 0}
+    counts = {'anchored': sum(len(v) for v in promote.values()), 'retargeted': 0, 'unlinked': 0, 'unlinked_names': []}
     for page, nb in books.items():
         todo = set(promote.get(page, ()))
         def fix(m, page=page, todo=todo, out=False):
@@ -379,7 +391,7 @@ def fix_name_links(proc: Path) -> dict:
             if (e := method_entry(t, a)):
                 counts['retargeted'] += 1
                 return f'[`{name}`]({posixpath.relpath(e[0], posixpath.dirname(page) or ".")}#{e[1]})'
-            counts['unlinked'] += 1
+            counts['unlinked'] += 1; counts['unlinked_names'].append(f'{page}: {name}')
             return f'`{name}`'
         changed = False
         for o, k, out in _markdowns(nb):
@@ -398,6 +410,7 @@ def main():
     proc_nbs(n_workers=0, force=True)
     c = fix_name_links(root / '_proc')
     print(f"docs build: links of backticked names: {c['anchored']} names given an anchor on their page, "
-          f"{c['retargeted']} sent to the method's entry, {c['unlinked']} with no anchor unlinked")
+          f"{c['retargeted']} sent to the method's entry, {c['unlinked']} with no anchor unlinked"
+          + (f" ({'; '.join(c['unlinked_names'])})" if c['unlinked_names'] else ''))
 
 if __name__ == '__main__': main()
