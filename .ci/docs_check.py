@@ -1,9 +1,9 @@
-"""Checks of the rendered docs site (`python .ci/docs_check.py [_proc/_docs] [--counts FILE]`, run by `.ci/docs`).
+"""Checks of the rendered docs site (`python .ci/docs_check.py [_proc/_docs] [--counts FILE] [--enforce-all]`, run by `.ci/docs`).
 
 Reads every HTML page and counts, per page, what breaks each rule below (the text rules read the main content
 only: navbar and sidebar are the same everywhere). A rule in `ENFORCED` fails the build when its count is not 0
 on some page; a rule in `PENDING_PAGE_FIXES` is reported ("reported, not enforced") until the pages are fixed.
-`--counts FILE` writes the count of every rule on every page to FILE.
+`--counts FILE` writes the count of every rule on every page to FILE; `--enforce-all` enforces the pending rules too.
 
 Junk on a page:
 - progress-bar:    fastprogress/tqdm bar text (`█`, `Epoch 1/10 :` lines) or an HTML `<progress>` bar;
@@ -13,7 +13,7 @@ Junk on a page:
 - factory:         `<factory>`, a dataclass `field(default_factory=...)` default shown as Python's placeholder;
 - wide-output:     an output line (a cell's `<pre>` output) longer than `COLUMN` characters: at 1400 px the page
                    column holds 83 monospace characters (measured once with headless Chromium, see `COLUMN`), so
-                   the end of a longer line is hidden.
+                   the end of a longer line is hidden;
 - wide-signature:  an API signature line longer than `COLUMN` characters (the builder puts one parameter a line
                    when the whole signature does not fit the column).
 API entries (the `show_doc` entries of a page; public = a name that neither starts with `_` nor is a dunder):
@@ -378,6 +378,8 @@ def main(site: Path, counts: Path | None = None) -> int:
 
 if __name__ == '__main__':
     args = sys.argv[1:]
+    if '--enforce-all' in args:                         # try the pending rules as if enforced (before moving them)
+        args.remove('--enforce-all'); ENFORCED |= PENDING_PAGE_FIXES; PENDING_PAGE_FIXES.clear()
     counts = None
     if '--counts' in args:
         i = args.index('--counts'); counts = Path(args[i + 1]); del args[i:i + 2]
