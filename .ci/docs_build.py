@@ -19,6 +19,17 @@ What it adds to nbdev 2.4's processing:
   the notebook. The page now shows what the notebook saved, so it is the same on any machine.
 - `relative_links`: nbdev links backticked names to `https://<doc_host>/<baseurl>/...`; the pages link
   relatively instead, so a local copy of the site (or a preview) stays on itself.
+- `source_url`: every entry's `source` link is read with `inspect` (file and `def` line), so methods nbdev's
+  lookup does not know get one too (attached with `@_method(C, 'name')`, made inside a function, `@patch`ed
+  context managers); nbdev's lookup is the fallback.
+- `_defaults`: a dataclass field's `default_factory` shows as what it makes (`{}`, `[]`, `Factory()`), not
+  Python's `<factory>`.
+- `param_table`: a comment on the line of the last parameter and the `) -> X:` (`bits) -> nn.Module:  # bits
+  for ...`) documents that parameter (docments gives it to the return); signatures wrap at 83 characters, the
+  page column at 1400 px.
+- `fix_name_links` (after all notebooks are processed): a link nbdev made for a backticked name lands on an
+  anchor that exists: a method's entry, an anchor on the name's own page (the named criteria), or no link
+  (private helpers and names without an entry).
 """
 from __future__ import annotations
 import copy, dataclasses, inspect, re, sys
@@ -39,9 +50,28 @@ def _default_str(d) -> str:
     if inspect.isfunction(d) or inspect.isclass(d) or inspect.isbuiltin(d): return d.__name__
     return repr(d)
 
-def _sig_params(sig: inspect.Signature, skip_self: bool) -> list:
+def _factory_str(f) -> str:
+    "What a dataclass `field(default_factory=f)` makes, as a reader would write it: `{}`, `[]`, else `f()`."
+    try: v = f()
+    except Exception: v = None                    # a factory that needs more than itself: shown as its call
+    if type(v) in (dict, list, tuple, set, frozenset, str, int, float, bool) and len(repr(v)) <= 40: return repr(v)
+    return f"{getattr(f, '__name__', type(v).__name__)}()".replace('<lambda>()', f'{type(v).__name__}(...)')
+
+def _defaults(sym, sig: inspect.Signature) -> dict:
+    "Parameter name -> its default as written: a dataclass field's `default_factory` (Python shows `<factory>`) as what it makes."
+    fields = {f.name: f for f in dataclasses.fields(sym)} if inspect.isclass(sym) and dataclasses.is_dataclass(sym) else {}
+    out = {}
+    for p in sig.parameters.values():
+        f = fields.get(p.name)
+        if f is not None and f.default_factory is not dataclasses.MISSING and p.default is not inspect.Parameter.empty \
+                and repr(p.default) == '<factory>': out[p.name] = _factory_str(f.default_factory)
+        else: out[p.name] = _default_str(p.default)
+    return out
+
+def _sig_params(sig: inspect.Signature, skip_self: bool, defaults: dict | None = None) -> list:
     "Parameter strings of `sig` in order, with the `*` and `/` markers Python needs to read it back."
     out, star, slash = [], False, False
+    defaults = defaults or {}
     ps = list(sig.parameters.values())
     if skip_self and ps and ps[0].name in ('self', 'cls'): ps = ps[1:]
     for p in ps:
@@ -50,7 +80,7 @@ def _sig_params(sig: inspect.Signature, skip_self: bool) -> list:
         if p.kind == p.VAR_POSITIONAL: star = True
         if p.kind == p.KEYWORD_ONLY and not star: out.append('*'); star = True
         s = ('*' if p.kind == p.VAR_POSITIONAL else '**' if p.kind == p.VAR_KEYWORD else '') + p.name
-        a, d = _anno_str(p.annotation), _default_str(p.default)
+        a, d = _anno_str(p.annotation), defaults.get(p.name, _default_str(p.default))
         if a.startswith('Param('): a = 'Param(...)'     # a command-line option: its help goes to the table
         if a: s += f': {a}'
         if d: s += f' = {d}' if a else f'={d}'
@@ -58,8 +88,8 @@ def _sig_params(sig: inspect.Signature, skip_self: bool) -> list:
     if slash: out.append('/')
     return out
 
-def format_signature(prefix: str, name: str, params: list, ret: str = '', width: int = 88) -> str:
-    "`prefix name(params) -> ret` on one line if it fits in `width`, else one parameter per line."
+def format_signature(prefix: str, name: str, params: list, ret: str = '', width: int = 83) -> str:
+    "`prefix name(params) -> ret` on one line if it fits in `width` (the page column at 1400 px), else one parameter per line."
     tail = f') -> {ret}' if ret else ')'
     one = f"{prefix} {name}({', '.join(params)}{tail}"
     if len(one) <= width or not params: return one
@@ -80,18 +110,42 @@ def _script_param(sym, anno: str):
     if not isinstance(p, Param): return None
     return (getattr(p.type, '__name__', '') if p.type else ''), (p.help or '')
 
+def _last_param_comment(sym, skip_self: bool) -> tuple:
+    "(name, comment) when the last parameter and the `) -> X:` line share a line that ends with a comment, else (None, None)."
+    import ast, io, textwrap, tokenize
+    try: src = textwrap.dedent(inspect.getsource(sym))
+    except (OSError, TypeError): return None, None
+    try: fn = next(n for n in ast.walk(ast.parse(src)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    except (SyntaxError, StopIteration): return None, None
+    a = fn.args
+    ps = a.posonlyargs + a.args + ([a.vararg] if a.vararg else []) + a.kwonlyargs + ([a.kwarg] if a.kwarg else [])
+    if skip_self and ps and ps[0].arg in ('self', 'cls'): ps = ps[1:]
+    if not ps: return None, None
+    line = ps[-1].end_lineno
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(src).readline):
+            if t.type == tokenize.COMMENT and t.start[0] == line: return ps[-1].arg, t.string.lstrip('#').strip()
+            if t.start[0] > line: break
+    except (tokenize.TokenError, IndentationError): pass
+    return None, None
+
 def param_table(sym, sig: inspect.Signature, skip_self: bool) -> str:
     "The Type | Default | Details markdown table of `sym`'s parameters (docments give the details)."
     from fastcore.docments import docments
     try: docs = docments(sym, full=False, returns=True, args_kwargs=True)   # else a `**kwargs` comment reads as the return's
     except (OSError, TypeError): docs = {}          # no source to read comments from (a builtin, a C type)
+    if docs.get('return'):
+        # `def f(self, x) -> int:  # about x`: docments gives the comment to the return; it is the last parameter's
+        nm, comment = _last_param_comment(sym, skip_self)
+        if nm and not docs.get(nm) and comment == docs['return'].strip(): docs[nm], docs['return'] = docs['return'], None
+    defaults = _defaults(sym, sig)
     rows = []
     for i, p in enumerate(sig.parameters.values()):
         if skip_self and i == 0 and p.name in ('self', 'cls'): continue
         nm = ('\\*' if p.kind == p.VAR_POSITIONAL else '\\*\\*' if p.kind == p.VAR_KEYWORD else '') + p.name
         anno, doc = _anno_str(p.annotation), docs.get(p.name) or ''
         if (sp := _script_param(sym, anno)): anno, doc = sp[0], doc or sp[1]
-        rows.append(f"| {nm} | {_code(anno)} | {_code(_default_str(p.default))} | {_cell(doc)} |")
+        rows.append(f"| {nm} | {_code(anno)} | {_code(defaults[p.name])} | {_cell(doc)} |")
     if not rows: return ''
     ret, rdoc = _anno_str(sig.return_annotation), docs.get('return')
     if rdoc or (ret and ret != 'None' and not inspect.isclass(sym)):
@@ -126,7 +180,7 @@ def render_api(sym, name: str | None = None, title_level: int = 3, src_url: str 
         try: sig = inspect.signature(unwrapped)
         except (TypeError, ValueError): pass       # a builtin without a signature: heading and docstring only
     if sig is not None:
-        params = _sig_params(sig, skip_self=not is_cls)
+        params = _sig_params(sig, skip_self=not is_cls, defaults=_defaults(unwrapped, sig))
         ret = '' if is_cls else _anno_str(sig.return_annotation)
         prefix = 'class' if is_cls else 'async def' if inspect.iscoroutinefunction(unwrapped) else 'def'
         if inspect.isgeneratorfunction(unwrapped) and getattr(sym, '__code__', None) is not None \
@@ -141,6 +195,23 @@ def render_api(sym, name: str | None = None, title_level: int = 3, src_url: str 
         if tbl: md += tbl + '\n'
     return md
 
+def source_url(sym) -> str | None:
+    """The GitHub link to the line that defines `sym` (function, class, method, property, classmethod), read with `inspect`.
+
+    nbdev's lookup knows only the names in `_modidx.py`: not a method attached under another name (`@_method(C, 'to_csv')
+    def _to_csv`), nor one made inside a function (`to_json`), nor a `@patch`ed context manager."""
+    from nbdev.config import get_config
+    o = sym.fget if isinstance(sym, property) else sym
+    o = getattr(o, '__func__', o)                       # a classmethod or staticmethod object
+    o = inspect.unwrap(o) if callable(o) else o
+    try: f, (lines, start) = Path(inspect.getsourcefile(o)).resolve(), inspect.getsourcelines(o)
+    except (TypeError, OSError): return None
+    try: rel = f.relative_to(root.resolve())
+    except ValueError: return None                      # defined outside this repository (fastcore, torch)
+    off = next((i for i, l in enumerate(lines) if re.match(r'\s*(async\s+def|def|class)\b', l)), 0)   # the line after the decorators
+    cfg = get_config()
+    return f"{cfg.git_url.rstrip('/')}/blob/{cfg.branch}/{rel.as_posix()}#L{start + off}"
+
 def install_renderer():
     "Make nbdev's `show_doc` use `render_api` (nbdev looks `BasicMarkdownRenderer` up at each call)."
     import nbdev.showdoc as sd
@@ -154,7 +225,7 @@ def install_renderer():
             raw = self.raw.fget if isinstance(self.raw, property) else self.raw
             unwrapped = inspect.unwrap(raw) if callable(raw) else raw
             full = f"{getattr(unwrapped, '__module__', '')}.{_qualname(self.raw, unwrapped)}"   # `Class.method` for patched methods
-            src = NbdevLookup().code(full) or NbdevLookup().code(self.fn)
+            src = source_url(self.raw) or NbdevLookup().code(full) or NbdevLookup().code(self.fn)
             return render_api(self.raw, self.raw_name, self.title_level, src)
     sd.BasicMarkdownRenderer = ApiRenderer
 
@@ -222,6 +293,114 @@ def install_processors():
         def xtra_procs(self): return super().xtra_procs() + [make_relative_links(None)]
     S.FilterDefaults = DocsFilter
 
+# ---------------------------------------------------------------- links to anchors that exist
+_NAME_LINK = re.compile(r'\[`([^`\n]+)`\]\(([^)\s#]*)#([^)\s]+)\)')     # nbdev's link of a backticked name: [`x`](page.html#x)
+_HEADING = re.compile(r'^ {0,3}#{1,6}\s+(.*?)\s*(?:\{([^{}]*)\})?\s*$')
+_FENCE = re.compile(r'^ {0,3}(`{3,}|~{3,})')
+
+def _anchor_id(text: str) -> str:
+    "The id smalldocs (as Pandoc) gives a heading with this markdown text."
+    try: from smalldocs.markdown import pandoc_id
+    except ImportError:                                 # the same rule: lower case, punctuation gone, spaces to hyphens
+        def pandoc_id(t):
+            out = '-'.join(''.join(c.lower() for c in t if c.isalnum() or c.isspace() or c in '_-.').split())
+            return out[next((i for i, c in enumerate(out) if c.isalpha()), len(out)):] or 'section'
+    return pandoc_id(re.sub(r'\[([^\]]*)\]\([^)]*\)', r'\1', text).replace('`', ''))
+
+def _markdowns(nb: dict):
+    "(cell, key, is_output) of every markdown text of a notebook: markdown cells, and markdown outputs (show_doc's)."
+    for c in nb['cells']:
+        if c['cell_type'] == 'markdown': yield c, None, False
+        for o in c.get('outputs', []) if c['cell_type'] == 'code' else []:
+            if 'text/markdown' in o.get('data', {}): yield o['data'], 'text/markdown', True
+
+def _text(obj, key) -> str:
+    v = obj['source'] if key is None else obj[key]
+    return ''.join(v) if isinstance(v, list) else v
+
+def _set_text(obj, key, text: str):
+    lines = text.splitlines(keepends=True)
+    if key is None: obj['source'] = lines
+    else: obj[key] = lines
+
+def page_anchors(md: str) -> set:
+    "The ids a markdown text gives its page: its headings (outside code blocks), `{#id}` attributes and `id=` in HTML."
+    out, fence = set(), None
+    for line in md.split('\n'):
+        m = _FENCE.match(line)
+        if m:
+            if fence is None: fence = m.group(1)[0]
+            elif m.group(1)[0] == fence: fence = None
+            continue
+        if fence: continue
+        h = _HEADING.match(line)
+        if h:
+            ids = re.findall(r'#([\w.:-]+)', h.group(2) or '')
+            out.add(ids[0] if ids else _anchor_id(h.group(1)))
+    out |= set(re.findall(r'\{#([\w.:-]+)[^}]*\}', md)) | set(re.findall(r'\bid="([^"]+)"', md))
+    return out
+
+def fix_name_links(proc: Path) -> dict:
+    """Make every link nbdev wrote for a backticked name land on an anchor of its page.
+
+    nbdev links a backticked name to `page.html#name` whenever `_modidx.py` knows the name: also a private helper or
+    a module-level instance (a named criteria), which have no `show_doc` entry, so no anchor. For each such link:
+    - a function attached to a class as a method (`@_method(SweepResult) def to_nni_csv`): its `SweepResult.to_nni_csv`
+      entry, on the page, else the only one of that name on the site;
+    - a public name that its own page mentions as a linked name (the named criteria in the table of the criteria
+      page): that first mention becomes the anchor (`[`large_final`]{#large_final}`), and the links reach it;
+    - else (a private name, a name its page does not show): the name stays code, unlinked.
+    Returns the counts: {'anchored': names given an anchor, 'retargeted': links to a method's entry, 'unlinked': links
+    removed, 'unlinked_names': `page: name` of each}."""
+    import json, posixpath
+    nbs = {p.relative_to(proc).with_suffix('.html').as_posix(): p for p in sorted(proc.rglob('*.ipynb')) if '_docs' not in p.parts}
+    books = {page: json.loads(p.read_text(encoding='utf-8')) for page, p in nbs.items()}
+    anchors = {page: set().union(*[page_anchors(_text(o, k)) for o, k, _ in _markdowns(nb)]) for page, nb in books.items()}
+    def target(page: str, url: str) -> str | None:
+        t = posixpath.normpath(posixpath.join(posixpath.dirname(page), url)) if url else page
+        return t if t in books else None
+    methods = {}                                        # `name` -> [(page, `class.name`)]: the entries of methods
+    for page, ids in anchors.items():
+        for a in ids:
+            if '.' in a: methods.setdefault(a.rsplit('.', 1)[1], []).append((page, a))
+    def method_entry(t: str, a: str):
+        "The one entry `Class.a` on page `t`, else the one on the site: a function attached as a method under its name."
+        cands = methods.get(a, []) if '.' not in a else []
+        here = [c for c in cands if c[0] == t]
+        return here[0] if len(here) == 1 else cands[0] if len(cands) == 1 else None
+    # the first mention of a public, unanchored name on its own page becomes its anchor
+    promote = {}
+    for page, nb in books.items():
+        for o, k, out in _markdowns(nb):
+            if out: continue
+            for m in _NAME_LINK.finditer(_text(o, k)):
+                a = m.group(3)
+                if target(page, m.group(2)) == page and a not in anchors[page] and not method_entry(page, a) \
+                        and not a.split('.')[-1].startswith('_'):
+                    promote.setdefault(page, set()).add(a); anchors[page].add(a)
+    counts = {'anchored': sum(len(v) for v in promote.values()), 'retargeted': 0, 'unlinked': 0, 'unlinked_names': []}
+    for page, nb in books.items():
+        todo = set(promote.get(page, ()))
+        def fix(m, page=page, todo=todo, out=False):
+            name, url, a = m.groups()
+            t = target(page, url)
+            if t is None: return m.group(0)             # another site, or a page this build does not make: left to the check
+            if t == page and a in todo and not out:
+                todo.discard(a); return f'[`{name}`]{{#{a}}}'
+            if a in anchors[t]: return m.group(0)
+            if (e := method_entry(t, a)):
+                counts['retargeted'] += 1
+                return f'[`{name}`]({posixpath.relpath(e[0], posixpath.dirname(page) or ".")}#{e[1]})'
+            counts['unlinked'] += 1; counts['unlinked_names'].append(f'{page}: {name}')
+            return f'`{name}`'
+        changed = False
+        for o, k, out in _markdowns(nb):
+            s = _text(o, k)
+            new = _NAME_LINK.sub(lambda m: fix(m, out=out), s)
+            if new != s: _set_text(o, k, new); changed = True
+        if changed: nbs[page].write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n', encoding='utf-8')
+    return counts
+
 def main():
     import os
     os.chdir(root)
@@ -229,5 +408,9 @@ def main():
     install_processors()
     from nbdev.serve import proc_nbs
     proc_nbs(n_workers=0, force=True)
+    c = fix_name_links(root / '_proc')
+    print(f"docs build: links of backticked names: {c['anchored']} names given an anchor on their page, "
+          f"{c['retargeted']} sent to the method's entry, {c['unlinked']} with no anchor unlinked"
+          + (f" ({'; '.join(c['unlinked_names'])})" if c['unlinked_names'] else ''))
 
 if __name__ == '__main__': main()
