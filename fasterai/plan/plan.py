@@ -4,7 +4,7 @@
 
 # %% ../../nbs/plan/plan.ipynb #3ed9c3ef
 from __future__ import annotations
-import copy, time, warnings
+import copy, textwrap, time, warnings
 from dataclasses import dataclass
 import numpy as np
 import pandas as pd
@@ -27,6 +27,14 @@ from .options import PlanUnit, plan_kind, plan_kinds, plan_units
 __all__ = ['Plan', 'plan_compression', 'Verification', 'pareto_front']
 
 # %% ../../nbs/plan/plan.ipynb #db64841a
+def _metric_range(name:str, baseline:float) -> tuple:
+    "The range a metric's value can take, when it is known: accuracy as a fraction, [0, 1]; else unbounded."
+    return (0., 1.) if name == 'accuracy' and 0 <= baseline <= 1 else (-np.inf, np.inf)
+
+def _shown(p, v:float) -> float:
+    "A predicted metric as tables print it: clipped to the metric's range (an additive sum of damage can overshoot it)."
+    return float(np.clip(v, *_metric_range(p.metric_name, p.baseline)))
+
 class Plan:
     "One option per unit, chosen for the least predicted damage within a budget; targets for the tools, apply, verify, repair, front."
     def __init__(self,
@@ -101,12 +109,14 @@ class Plan:
         b = ', '.join(f"{k}≤{v:g}%" for k, v in self.budget.items())
         p = ', '.join(f"{k} {v:.3g}%" for k, v in self.percent.items())
         sparse = f";\n     {', '.join(self.needs_sparse)} need sparse weights" if self.needs_sparse else ''
-        return (f"Plan({b}: keeps {p};\n     predicted {self.metric_name} {self.predicted_metric:.4g} "
+        return (f"Plan({b}: keeps {p};\n     predicted {self.metric_name} {_shown(self, self.predicted_metric):.4g} "
                 f"(baseline {self.baseline:.4g}); {sum(self.choice > 0)} of {len(self.units)} units compressed{sparse})")
 
 # %% ../../nbs/plan/plan.ipynb #f0bd5ea8
 @patch
-def targets(self:Plan, kind) -> dict:
+def targets(self:Plan,
+            kind,       # 'sparsity', 'pruning' or 'quantization'
+           ) -> dict:
     "The dict the tool of `kind` takes: layer -> percent (sparsity, pruning) or layer -> bits (quantization)."
     pk = plan_kind(kind)
     if pk.name not in self.kinds: raise ValueError(f"this plan has no {pk.name}: its kinds are {list(self.kinds)}")
@@ -117,7 +127,9 @@ def targets(self:Plan, kind) -> dict:
     return out
 
 @patch
-def pruning_ratio_dict(self:Plan, model:nn.Module) -> dict:
+def pruning_ratio_dict(self:Plan,
+                       model:nn.Module,  # the model to prune (its modules are the keys)
+                      ) -> dict:
     "torch-pruning's `pruning_ratio_dict`: each pruned group's module of `model` -> the fraction (0-1) of its channels to remove."
     return {model.get_submodule(u.name): o[0] / 100 for u, j in zip(self.units, self.choice)
             if plan_kinds[u.kinds[0]].per_group and (o := u.options[j])[0] is not None}
@@ -145,8 +157,8 @@ def _sparse_lines(p) -> list:
     keys = ' and '.join(p.needs_sparse) or 'no figure'
     macs = ("MACs count only the non-zero weights (sparse_macs=True: a runtime that skips zeros)" if p.costs.sparse_macs
             else "MACs are what dense kernels run, zeros included (sparse_macs=True counts a runtime that skips them)")
-    return [f"Zeros: {keys} count the sparsified weights' zeros as removed, which holds with a sparse format, not dense "
-            f"tensors; {macs}"]
+    return textwrap.wrap(f"Zeros: {keys} count the sparsified weights' zeros as removed, which holds with a sparse format, not "
+                         f"dense tensors; {macs}", 96, subsequent_indent='  ')
 
 def _budget_lines(p) -> list:
     return [f"  {k:<6} {'≤ ' + format(p.budget[k], 'g') + '%' if k in p.budget else '(free)':>10}  planned {p.percent[k]:7.3f}%  "
@@ -157,13 +169,13 @@ def summary(self:Plan):
     "Print the budget against what the plan keeps, the predicted metric, and each unit's option."
     hib = 'higher' if self.higher_is_better else 'lower'
     scope = 'the planned units' if self.settings.get('scope') == 'units' else 'the dense model'
-    lines = [f"Plan: predicted {self.metric_name} {self.predicted_metric:.4f} (baseline {self.baseline:.4f}, {hib} is better; "
-             f"damage {self.damage:+.4f}, the sum of the units' measured damage)",
+    lines = [f"Plan: predicted {self.metric_name} {_shown(self, self.predicted_metric):.4f} (baseline {self.baseline:.4f}, {hib} is better)",
+             f"  damage {self.damage:+.4f}: the sum of the units' measured damage",
              f"Kept, in percent of {scope}:"] + _budget_lines(self) + _sparse_lines(self)
     if self.costs.uncounted:                     # `fasterai.core.counter`: products the MAC count could not count
         left_out = '; '.join(uncounted_lines(self.costs.uncounted))
         lines += [f"MACs exclude what the counter could not count (a lower bound): {left_out}"]
-    lines += ['Kinds: ' + '; '.join(f"{k} ({', '.join(f'{a}={b}' for a, b in s.items()) or 'defaults'})" for k, s in self.kinds.items())]
+    lines += ['Kinds:'] + [f"  {k}: {', '.join(f'{a}={b}' for a, b in s.items()) or 'defaults'}" for k, s in self.kinds.items()]
     df = self.to_dataframe()
     lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]
     if self.repairs:
@@ -173,12 +185,15 @@ def summary(self:Plan):
     print('\n'.join(lines))
 
 @patch
-def plot(self:Plan, figsize:tuple=(10, 3.2)):
-    "One bar chart per kind: the level of each unit (empty: left alone)."
+def plot(self:Plan,
+         figsize:tuple=(10, 3.2),  # size of the whole figure, one panel per kind the plan holds
+        ):
+    "One bar chart per kind the plan uses: the level of each unit (empty: left alone)."
     import matplotlib.pyplot as plt
     df = self.to_dataframe()
-    fig, axs = plt.subplots(1, len(self.kinds), figsize=(figsize[0], figsize[1]), squeeze=False)
-    for ax, k in zip(axs[0], self.kinds):
+    kinds = [k for k in self.kinds if df[k].notna().any()] or list(self.kinds)   # the kinds the plan uses (all: it uses none)
+    fig, axs = plt.subplots(1, len(kinds), figsize=(figsize[0] * len(kinds) / len(self.kinds), figsize[1]), squeeze=False)
+    for ax, k in zip(axs[0], kinds):
         cls = get_compression(k)
         has = [i for i, u in enumerate(self.units) if k in u.kinds]
         ax.bar(range(len(has)), df[k].iloc[has].fillna(0), color='tab:red' if cls.unit.descending else 'tab:blue')
@@ -204,7 +219,9 @@ def __eq__(self:Plan, other) -> bool:
     return isinstance(other, Plan) and self.as_dict() == other.as_dict()
 
 @patch
-def to_json(self:Plan, path):
+def to_json(self:Plan,
+            path,       # file to write
+           ):
     "Save as JSON."
     write_json(self.as_dict(), path, 'Plan')
 
@@ -226,7 +243,9 @@ _PLAN_FIELDS = {'budget': dec_dict, 'kinds': dec_dict, 'baseline': dec_float, 'm
                 'repairs': list_of(dec_dict), 'summary': dec_dict}
 
 @patch(cls_method=True)
-def from_json(cls:Plan, path) -> Plan:
+def from_json(cls:Plan,
+              path,      # a file written by `to_json`
+             ) -> Plan:
     "Load a plan saved by `to_json`; a malformed file raises `ValueError`."
     d = read_json(path, 'Plan')
     try:
@@ -346,7 +365,12 @@ def scope_layers(self:Plan) -> list|None:
     return None if self.settings.get('scope', 'model') == 'model' else list(dict.fromkeys(l for u in self.units for l in u.layers))
 
 @patch
-def measure(self:Plan, model:nn.Module, sample=None, calibration_data=None, criteria=None) -> pd.DataFrame:
+def measure(self:Plan,
+            model:nn.Module,        # the model the sweeps measured (left untouched: a copy is compressed)
+            sample=None,            # an example input (default: the plan's): to trace the pruning graph
+            calibration_data=None,  # activation quantization: batches to calibrate on (default: sample)
+            criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
+           ) -> pd.DataFrame:
     "Apply the plan to a copy of `model` and count what it keeps: budget, planned and measured, per key."
     check_model(model)
     m = copy.deepcopy(model)
@@ -372,7 +396,7 @@ class Verification:
     predicted:float            # the plan's prediction: baseline minus the summed damage
     measured:float             # the metric of the compressed copy
     baseline:float             # the uncompressed model's metric
-    higher_is_better:bool
+    higher_is_better:bool      # the metric's direction
     figures:pd.DataFrame       # budget, planned and measured params, MACs, bytes
     seconds:float              # copy, apply, count and evaluate
 
@@ -393,12 +417,14 @@ def _metric_fn(eval_fn, data, metric, higher_is_better):
 
 @patch
 def verify(self:Plan,
-           model:nn.Module,          # the model the sweeps measured (left untouched: a copy is compressed)
-           eval_fn=None,             # eval_fn(model) -> float, the sweeps' metric
+           model:nn.Module,        # the model the sweeps measured (left untouched: a copy is compressed)
+           eval_fn=None,           # eval_fn(model) -> float, the sweeps' metric
            *,
-           data=None,                # or: batches (x, y) ...
-           metric=None,              # ... and metric(preds, targets) -> float
-           sample=None, calibration_data=None, criteria=None   # as for `apply`
+           data=None,              # or: batches (x, y) to evaluate on ...
+           metric=None,            # ... with metric(preds, targets) -> float
+           sample=None,            # an example input (default: the plan's): to trace the pruning graph
+           calibration_data=None,  # activation quantization: batches to calibrate on (default: sample)
+           criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
           ) -> Verification:
     "Compress a copy of `model` as planned, evaluate it, count what it keeps: measured against predicted."
     check_model(model)
@@ -425,13 +451,16 @@ def _stronger(unit:PlanUnit, j0:int, milder:bool=False) -> list:
 
 @patch
 def repair(self:Plan,
-           model:nn.Module,          # the model the sweeps measured (left untouched)
-           eval_fn=None,             # eval_fn(model) -> float (or data= and metric=)
+           model:nn.Module,        # the model the sweeps measured (left untouched)
+           eval_fn=None,           # eval_fn(model) -> float (or data= and metric=)
            *,
-           data=None, metric=None,
-           tol:float=0.,             # stop when the measured metric is at most this much worse than predicted
-           max_steps:int=5,          # back-off steps at most
-           sample=None, calibration_data=None, criteria=None
+           data=None,              # or: batches (x, y) to evaluate on ...
+           metric=None,            # ... with metric(preds, targets) -> float
+           tol:float=0.,           # stop when the measured metric is at most this much worse than predicted
+           max_steps:int=5,        # back-off steps at most
+           sample=None,            # an example input (default: the plan's): to trace the pruning graph
+           calibration_data=None,  # activation quantization: batches to calibrate on (default: sample)
+           criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
           ) -> Plan:
     "Back off, greedily, the units that hurt more than predicted, until the plan measures as predicted (within `tol`); the steps are in `.repairs`."
     check_model(model)
@@ -496,12 +525,15 @@ def _refine_step(self:Plan, i:int, choice, value:float, evaluations:int) -> dict
 
 @patch
 def refine(self:Plan,
-           model:nn.Module,          # the model the sweeps measured (left untouched)
-           eval_fn=None,             # eval_fn(model) -> float: the plan's metric (or data= and metric=)
+           model:nn.Module,        # the model the sweeps measured (left untouched)
+           eval_fn=None,           # eval_fn(model) -> float: the plan's metric (or data= and metric=)
            *,
-           data=None, metric=None,
-           rounds:int=2,             # measure the neighbours and solve again at most this many times
-           sample=None, calibration_data=None, criteria=None
+           data=None,              # or: batches (x, y) to evaluate on ...
+           metric=None,            # ... with metric(preds, targets) -> float
+           rounds:int=2,           # measure the neighbours and solve again at most this many times
+           sample=None,            # an example input (default: the plan's): to trace the pruning graph
+           calibration_data=None,  # activation quantization: batches to calibrate on (default: sample)
+           criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
           ) -> Plan:
     "Measure the plan's neighbours (each unit one level milder, one stronger), correct the curves, solve again."
     check_model(model)
@@ -543,7 +575,7 @@ def pareto(self:Plan,
            key:str,          # the budget that varies: 'params', 'macs' or 'bytes'
            points=20         # how many budgets, spaced geometrically from the smallest reachable to 100%, or a list of percents
           ) -> pd.DataFrame:
-    "Predicted metric against the budget on `key` (other keys as in this plan), re-solved from the cached numbers."
+    "Predicted metric against the budget on `key` (other keys as in this plan), re-solved from the cached numbers; within the metric's range (accuracy: 0-1), `damage` unclipped."
     if key not in KEYS: raise ValueError(f"key={key!r} is not a budget; allowed: {list(KEYS)}")
     if isinstance(points, int) and not isinstance(points, bool):
         if points < 2: raise ValueError(f"points={points!r} must be at least 2 (or a list of percents)")
@@ -555,18 +587,23 @@ def pareto(self:Plan,
         try: p = self._with(self.problem.solve(b, max_rounds=1 if prev is not None else 3, start=prev), b)
         except InfeasibleBudget:
             rows.append({f"{key} budget %": float(v), 'predicted': np.nan, 'damage': np.nan, **{f"{k} %": np.nan for k in KEYS}}); continue
-        rows.append({f"{key} budget %": float(v), 'predicted': p.predicted_metric, 'damage': p.damage, **{f"{k} %": x for k, x in p.percent.items()}})
+        rows.append({f"{key} budget %": float(v), 'predicted': _shown(p, p.predicted_metric), 'damage': p.damage, **{f"{k} %": x for k, x in p.percent.items()}})
         prev = p.choice
     return pd.DataFrame(rows).sort_values(f"{key} budget %", ignore_index=True)
 
 @patch
-def plot_pareto(self:Plan, front:pd.DataFrame, ax=None, label:str|None=None):
+def plot_pareto(self:Plan,
+                front:pd.DataFrame,   # a front from `pareto` or `pareto_front`
+                ax=None,              # axes to draw on (default: a new figure)
+                label:str|None=None,  # the line's legend (default 'predicted')
+               ):
     "Draw a front from `pareto`: predicted metric against the budget (log scale when it spans decades), this plan marked; a prediction that loses more than the baseline's own size is drawn at that edge."
     import matplotlib.pyplot as plt
     if ax is None: _, ax = plt.subplots(figsize=(6, 4))
     col = front.columns[0]
     key = col.split()[0]
     x, y = front[col].to_numpy(float), front['predicted'].to_numpy(float)
+    if 'damage' in front: y = self.baseline + (-1 if self.higher_is_better else 1) * front['damage'].to_numpy(float)  # unclipped
     edge = self.baseline - abs(self.baseline) if self.higher_is_better else self.baseline + abs(self.baseline)
     with np.errstate(invalid='ignore'): off = (y < edge if self.higher_is_better else y > edge) & (self.baseline != 0)
     y = np.where(off, edge, y)
@@ -581,6 +618,13 @@ def plot_pareto(self:Plan, front:pd.DataFrame, ax=None, label:str|None=None):
     ax.legend(fontsize=8)
     return ax
 
-def pareto_front(sweeps, key:str, points=20, model:nn.Module|None=None, sample=None, budget:dict|None=None, **kwargs) -> pd.DataFrame:
+def pareto_front(sweeps,                     # a `SweepResult`, or several of one model
+                 key:str,                    # the budget that varies: 'params', 'macs' or 'bytes'
+                 points=20,                  # how many budgets, or a list of percents (as in `Plan.pareto`)
+                 model:nn.Module|None=None,  # as in `plan_compression`
+                 sample=None,                # as in `plan_compression`
+                 budget:dict|None=None,      # the other keys, fixed (default: none)
+                 **kwargs,                   # more `plan_compression` arguments (step, scope, ...)
+                ) -> pd.DataFrame:
     "`plan_compression(...).pareto(key, points)`: the predicted front on `key`, other keys from `budget` (default none)."
     return plan_compression(sweeps, {**(budget or {}), key: 100}, model, sample, **kwargs).pareto(key, points)
