@@ -158,7 +158,7 @@ def _sparse_lines(p) -> list:
     macs = ("MACs count only the non-zero weights (sparse_macs=True: a runtime that skips zeros)" if p.costs.sparse_macs
             else "MACs are what dense kernels run, zeros included (sparse_macs=True counts a runtime that skips them)")
     return textwrap.wrap(f"Zeros: {keys} count the sparsified weights' zeros as removed, which holds with a sparse format, not "
-                         f"dense tensors; {macs}", 96, subsequent_indent='  ')
+                         f"dense tensors; {macs}", 80, subsequent_indent='  ')
 
 def _budget_lines(p) -> list:
     return [f"  {k:<6} {'≤ ' + format(p.budget[k], 'g') + '%' if k in p.budget else '(free)':>10}  planned {p.percent[k]:7.3f}%  "
