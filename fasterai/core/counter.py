@@ -368,7 +368,11 @@ def _rows_of(units:dict, m) -> list:
 
 class LayerMacs(dict):
     "Layer name -> MACs (a dict); `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}; `counted`: the whole count, if kept."
-    def __init__(self, macs:dict, uncounted:dict, counted=None):
+    def __init__(self,
+                 macs:dict,       # layer name -> MACs
+                 uncounted:dict,  # what ran but was not counted -> {'calls': n, 'reason': why}
+                 counted=None,    # the whole count, if kept
+                ):
         super().__init__(macs)
         self.uncounted, self.counted = uncounted, counted
 

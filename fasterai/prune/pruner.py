@@ -59,7 +59,7 @@ class LayerGroup:
 @dataclass
 class PruneInfo:
     "What `Pruner.pruned` removed: group id -> (channels before, channels after), and what it changed."
-    groups: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)    # group id -> (channels before, channels after)
     indices: dict = field(default_factory=dict)   # group id -> the removed output channels of its root layer, sorted
     touched: list = field(default_factory=list)   # names of the changed modules (and parameters outside any layer), in model order
     @property
