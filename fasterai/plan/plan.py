@@ -427,8 +427,8 @@ def verify(self:Plan,
            criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
           ) -> Verification:
     "Compress a copy of `model` as planned, evaluate it, count what it keeps: measured against predicted."
-    check_model(model)
     t0 = time.perf_counter()
+    check_model(model)
     evaluate = _metric_fn(eval_fn, data, metric, self.higher_is_better)
     m = copy.deepcopy(model)
     q = self._apply(m, sample, calibration_data, criteria)
@@ -536,10 +536,10 @@ def refine(self:Plan,
            criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
           ) -> Plan:
     "Measure the plan's neighbours (each unit one level milder, one stronger), correct the curves, solve again."
-    check_model(model)
-    evaluate = _metric_fn(eval_fn, data, metric, self.higher_is_better)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds={rounds!r} must be a positive integer")
+    check_model(model)
+    evaluate = _metric_fn(eval_fn, data, metric, self.higher_is_better)
     kw = dict(sample=sample, calibration_data=calibration_data, criteria=criteria)
     def metric_of(choice):
         m = copy.deepcopy(model)
