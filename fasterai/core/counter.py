@@ -22,12 +22,15 @@ __all__ = ['input_shapes', 'forward_with', 'nonzero_counts', 'countable_kernels'
            'weightless_macs', 'format_count', 'uncounted_lines']
 
 # %% ../../nbs/core/counter.ipynb #bc9a306b
-def input_shapes(example_inputs) -> str:
+def input_shapes(example_inputs,  # a tensor, a tuple/list of positional inputs, or a dict of keyword inputs
+                ) -> str:
     "A short description of the shapes in `example_inputs`, for error messages."
     return str(input_shape(example_inputs))
 
 # %% ../../nbs/core/counter.ipynb #c6a48910
-def forward_with(model:nn.Module, example_inputs):
+def forward_with(model:nn.Module,  # the model to call
+                 example_inputs,   # a tensor, a tuple/list of positional inputs, or a dict of keyword inputs
+                ):
     "Call `model` on `example_inputs` (a tensor, a tuple/list of inputs, or a dict of keyword inputs)."
     try:
         return run_model(model, example_inputs)
@@ -50,7 +53,8 @@ def _own_tensors(m:nn.Module) -> list:
         else: out.append((n, p, p))
     return out
 
-def nonzero_counts(tensors) -> dict:
+def nonzero_counts(tensors,  # the tensors to count (any devices)
+                  ) -> dict:
     "`id(tensor)` -> how many of its values are non-zero, for every tensor in `tensors`: one host transfer per device."
     by_device = {}
     for t in tensors: by_device.setdefault(t.device, {})[id(t)] = t
@@ -74,7 +78,8 @@ def _shape(x):
 
 # %% ../../nbs/core/counter.ipynb #4bac1f23
 @contextlib.contextmanager
-def countable_kernels(model:nn.Module):
+def countable_kernels(model:nn.Module,  # the model whose forward is counted inside the block
+                     ):
     "Run `model` on kernels whose operators have MAC formulas: no fused attention fast path, no oneDNN RNN layer."
     fast, dnn = torch.backends.mha.get_fastpath_enabled(), torch.backends.mkldnn.enabled
     rnn = any(isinstance(m, nn.RNNBase) for m in model.modules())    # oneDNN stays on for convolutions otherwise (it is faster)
@@ -363,7 +368,11 @@ def _rows_of(units:dict, m) -> list:
 
 class LayerMacs(dict):
     "Layer name -> MACs (a dict); `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}; `counted`: the whole count, if kept."
-    def __init__(self, macs:dict, uncounted:dict, counted=None):
+    def __init__(self,
+                 macs:dict,       # layer name -> MACs
+                 uncounted:dict,  # what ran but was not counted -> {'calls': n, 'reason': why}
+                 counted=None,    # the whole count, if kept
+                ):
         super().__init__(macs)
         self.uncounted, self.counted = uncounted, counted
 
@@ -409,6 +418,7 @@ def format_count(n:float,        # a count (MACs, params)
     return f"{n:g}" if isinstance(n, float) else str(n)
 
 # %% ../../nbs/core/counter.ipynb #e5a0f001
-def uncounted_lines(uncounted:dict) -> list:
+def uncounted_lines(uncounted:dict,  # operator -> {'calls', 'reason'}: a count's `df.attrs['uncounted']`
+                   ) -> list:
     "One line per thing a MAC count left out (`df.attrs['uncounted']`): `name ×calls (reason)`."
     return [f"{name} ×{record['calls']} ({record['reason']})" for name, record in uncounted.items()]

@@ -70,7 +70,8 @@ class Granularities:
                         f"{[m.__name__ for m in cls._granularities]}")
 
 # %% ../../nbs/core/granularity.ipynb #2810009c
-def is_transposed_linear(m:nn.Module) -> bool:
+def is_transposed_linear(m:nn.Module,  # any module
+                        ) -> bool:
     "Is `m` a linear layer with its weight stored (in, out) and its width in `nf`, as `transformers`' `Conv1D`?"
     w = getattr(m, 'weight', None)
     return (not isinstance(m, (nn.Linear, nn.modules.conv._ConvNd)) and isinstance(getattr(m, 'nf', None), int)
@@ -79,7 +80,11 @@ def is_transposed_linear(m:nn.Module) -> bool:
 class WeightUnit:
     "A weight matrix compressed as a unit of its own although it is not a layer's `.weight`: parameter `pname` of `module`."
     transposed = False                     # stored (out, in), as nn.Linear
-    def __init__(self, module:nn.Module, pname:str): self.module, self.pname = module, pname
+    def __init__(self,
+                 module:nn.Module,  # the module holding the weight
+                 pname:str,         # the name of the weight parameter in it
+                ):
+        self.module, self.pname = module, pname
     @property
     def weight(self) -> torch.Tensor:
         "The parameter itself (edited in place by the Sparsifier, the Quantizer and the analysis)."
@@ -100,7 +105,8 @@ class TransposedWeight(WeightUnit):
     "A linear weight stored (in, out), as HF `transformers`' `Conv1D`."
     transposed = True
 
-def unit_type(m) -> str:
+def unit_type(m,  # a layer or a `WeightUnit`
+             ) -> str:
     "The type name a report shows for a unit: the layer's class, or a `WeightUnit`'s kind."
     return m.kind if isinstance(m, WeightUnit) else type(m).__name__
 

@@ -50,7 +50,8 @@ def check_torch_pruning():
 check_torch_pruning()
 
 # %% ../../nbs/core/graph.ipynb #c3195c1e
-def out_axis(m:nn.Module) -> int:
+def out_axis(m:nn.Module,  # a Conv, Linear or transposed linear layer
+            ) -> int:
     "The weight axis of `m`'s output channels (1 for transposed linears and transposed convolutions)."
     return 1 if is_transposed_linear(m) or getattr(m, 'transposed', False) else 0
 
@@ -78,7 +79,6 @@ def _pruner_of(layer): return _T_PRUNER if is_transposed_linear(layer) else _LIN
 def _width(layer, out=True) -> int:
     p = _pruner_of(layer)
     return p.get_out_channels(layer) if out else p.get_in_channels(layer)
-
 
 # %% ../../nbs/core/graph.ipynb #ff0f3cbe
 _HEAD_COUNTS = ('num_heads', 'num_attention_heads', 'n_head', 'n_heads')    # set to the heads kept after a cut
@@ -137,7 +137,8 @@ def _attention_block(m:nn.Module, name:str):
         return f"{what}: grouped key/value heads with the output projected outside the module"
     return AttentionBlock(m, name, qkv, o, d)
 
-def attention_blocks(model:nn.Module) -> tuple[dict, dict]:
+def attention_blocks(model:nn.Module,  # the model to search
+                    ) -> tuple[dict, dict]:
     "`({module: AttentionBlock}, {module: reason})`: the attention modules whose heads fasterai prunes, and those it recognises but cannot handle."
     blocks, unhandled = {}, {}
     for n, m in model.named_modules():
@@ -146,9 +147,10 @@ def attention_blocks(model:nn.Module) -> tuple[dict, dict]:
         elif b is not None: unhandled[m] = b
     return blocks, unhandled
 
-
 # %% ../../nbs/core/graph.ipynb #f7f93915
-def head_channels(b:AttentionBlock, heads) -> list:
+def head_channels(b:AttentionBlock,  # an attention block
+                  heads,             # head indices
+                 ) -> list:
     "The query channels of `heads` (head indices) of block `b`, sorted."
     return [h * b.head_dim + i for h in sorted(heads) for i in range(b.head_dim)]
 
@@ -166,7 +168,9 @@ def _whole_heads(b:AttentionBlock, idxs) -> list:
     if len(heads) >= b.heads: raise ValueError(f"attention {b.name!r}: removing all its {b.heads} heads")
     return heads
 
-def cut_heads(b:AttentionBlock, idxs:list):
+def cut_heads(b:AttentionBlock,  # an attention block
+              idxs:list,         # query channels of the heads to remove
+             ):
     "Remove the whole heads whose query channels are `idxs` from block `b`: q/k/v outputs, the inner output projection's inputs, the head attributes."
     heads, w = _whole_heads(b, idxs), b.width
     ch = head_channels(b, heads)
@@ -241,7 +245,6 @@ def _custom_pruners(model:nn.Module, hidden:dict, widths:dict) -> tuple[dict, di
             if type(m) is t: refused[m] = unhandled.get(m) or f"module {n!r}, of a class ({t.__name__}) that holds attention fasterai cannot handle"
         custom[t] = _RefusingPruner(refused, widths)
     return custom, {m: b for m, b in blocks.items() if isinstance(custom.get(type(m)), _AttentionPruner)}, refused
-
 
 # %% ../../nbs/core/graph.ipynb #da5016b6
 def dependency_graph(model:nn.Module,   # the model to trace; left as it was (values, flags, hooks)
@@ -353,7 +356,8 @@ def _opaque_layers(modules:dict, widths:dict):
         return y if first is out else type(out)((y, *out[1:]))
     for m in modules: m.register_forward_hook(end, with_kwargs=True)
 
-def output_tensors(out) -> list:
+def output_tensors(out,  # a model's output
+                  ) -> list:
     "The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are left out."
     if isinstance(out, torch.Tensor): return [out]
     if isinstance(out, dict): out = list(out.values())
@@ -427,7 +431,8 @@ LAYERS = (nn.modules.conv._ConvNd, nn.Linear)
 
 def _is_layer(m) -> bool: return isinstance(m, LAYERS) or is_transposed_linear(m)
 
-def layer_types(model:nn.Module) -> tuple:
+def layer_types(model:nn.Module,  # the model to prune
+               ) -> tuple:
     "The layer types whose output channels fasterai prunes in `model`: `LAYERS`, and the transposed linears it holds (`Conv1D`)."
     return LAYERS + tuple(dict.fromkeys(type(m) for m in model.modules() if is_transposed_linear(m)))
 
@@ -660,7 +665,8 @@ def _grads_kept(entries):
         p = m._parameters.get(k)
         if p is not None and p.requires_grad != rg: p.requires_grad_(rg)
 
-def tied_parameters(model:nn.Module) -> list:
+def tied_parameters(model:nn.Module,  # the model to search
+                   ) -> list:
     "One list of `(module, name)` per parameter that several modules hold (tied weights: a language model's head and its embedding)."
     slots = {}
     for m in model.modules():
@@ -677,7 +683,6 @@ def _retie(ties:list):
             raise RuntimeError(f"tied weight {slots[0][1]} of {type(slots[0][0]).__name__} was cut differently in the modules "
                                f"sharing it: {[tuple(p.shape) for p in ps]}")
         for m, k in slots[1:]: m._parameters[k] = ps[0]
-
 
 # %% ../../nbs/core/graph.ipynb #67dfd8e9
 def _plain_state(m) -> dict:

@@ -12,25 +12,33 @@ from torch.utils._pytree import tree_leaves, tree_map
 __all__ = ['run_model', 'tensors_of', 'map_tensors', 'input_shape', 'to_device']
 
 # %% ../../nbs/core/inputs.ipynb #a8030cdd
-def run_model(model:nn.Module, inputs):
+def run_model(model:nn.Module,  # the model to call
+              inputs,           # a tensor, a tuple/list of positional inputs, or a dict of keyword inputs
+             ):
     "Call `model` on `inputs`: a tensor, a tuple/list of positional inputs, or a dict of keyword inputs."
     if isinstance(inputs, dict): return model(**inputs)
     if isinstance(inputs, (tuple, list)): return model(*inputs)
     return model(inputs)
 
-def tensors_of(x) -> list:
+def tensors_of(x,  # a tensor, or tuples/lists/dicts nesting tensors
+              ) -> list:
     "The tensors in `x` (a tensor, or tuples/lists/dicts nesting them), in order."
     return [t for t in tree_leaves(x) if isinstance(t, torch.Tensor)]
 
-def map_tensors(f, x):
+def map_tensors(f,  # tensor -> tensor
+                x,  # a tensor, or tuples/lists/dicts nesting tensors
+               ):
     "`x` with `f` applied to every tensor it holds; the structure and the other values are kept."
     return tree_map(lambda v: f(v) if isinstance(v, torch.Tensor) else v, x)
 
-def input_shape(inputs):
+def input_shape(inputs,  # a tensor, a tuple/list of positional inputs, or a dict of keyword inputs
+               ):
     "The shape(s) of `inputs`, for messages: a tensor's shape, another value's type name."
     return tree_map(lambda v: tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__, inputs)
 
-def to_device(inputs, device):
+def to_device(inputs,  # tensors, possibly in tuples, lists or dicts
+              device,  # a `torch.device` or its name
+             ):
     "`inputs` (tensors, possibly in tuples, lists or dicts) moved to `device`."
     device = torch.device(device)
     return map_tensors(lambda t: t if t.device == device else t.to(device), inputs)

@@ -157,7 +157,10 @@ def hull_path(costs:list,     # per unit, an (options × 1) array of costs (one 
     segs.sort(key=lambda s: (s[0], s[1], s[2]))
     return np.array(start), [(r, u, s, a) for r, u, _, s, a in segs]
 
-def along(start:np.ndarray, segments:list, p:int) -> np.ndarray:
+def along(start:np.ndarray,  # the choice the path starts from (option per unit)
+          segments:list,     # a `hull_path`'s moves
+          p:int,             # how many moves to take
+         ) -> np.ndarray:
     "The choice after the first `p` moves of a `hull_path`."
     choice = start.copy()
     for _, u, _, a in segments[:p]: choice[u] = a
@@ -221,7 +224,10 @@ def solve_mckp(costs:list,            # per unit, an (options × budgets) array 
     return Knapsack(costs, damages, cells, exact_units).solve(capacity)
 
 # %% ../../nbs/core/knapsack.ipynb #fe85bcc5
-def brute_force(costs, damages, capacity) -> Solution|None:
+def brute_force(costs,     # per unit, its options × budgets cost array
+                damages,   # per unit, its options’ damage
+                capacity,  # per budget, the most the total cost may be
+               ) -> Solution|None:
     "The optimum by trying every combination (for tests: the product of the option counts must stay small)."
     C, D, cap = _as_problem(costs, damages, capacity)
     cost, dmg = np.zeros((1, len(cap))), np.zeros(1)

@@ -16,7 +16,8 @@ __all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cle
 
 # %% ../../nbs/core/model.ipynb #dcb0a2c1
 @contextlib.contextmanager
-def training_flags(model:nn.Module):
+def training_flags(model:nn.Module,  # the model
+                  ):
     "Inside the block modules may switch between train and eval; on exit each module's own `training` flag is back."
     flags = [(m, m.training) for m in model.modules()]
     try: yield model
@@ -24,23 +25,27 @@ def training_flags(model:nn.Module):
         for m, t in flags: m.training = t
 
 @contextlib.contextmanager
-def eval_mode(model:nn.Module):
+def eval_mode(model:nn.Module,  # the model
+             ):
     "Every module in eval mode inside the block; each module's own `training` flag restored after."
     with training_flags(model):
         model.eval()
         yield model
 
 # %% ../../nbs/core/model.ipynb #5fa4ef4f
-def hook_dicts(m:nn.Module) -> list:
+def hook_dicts(m:nn.Module,  # one module
+              ) -> list:
     "`(attribute, dict)` of every hook dictionary of module `m` (forward, pre-forward, backward, state-dict ...)."
     return [(k, v) for k, v in vars(m).items() if 'hooks' in k and isinstance(v, dict)]
 
-def hook_count(model:nn.Module) -> int:
+def hook_count(model:nn.Module,  # the model
+              ) -> int:
     "How many hooks are registered on the modules of `model`, all kinds together."
     return sum(len(d) for m in model.modules() for _, d in hook_dicts(m))
 
 @contextlib.contextmanager
-def hooks_cleaned(model:nn.Module):
+def hooks_cleaned(model:nn.Module,  # the model
+                 ):
     "Every hook that is added to a module of `model` inside the block is removed on exit, whatever happens."
     saved = [(d, set(d)) for m in model.modules() for _, d in hook_dicts(m)]
     try: yield model
@@ -58,17 +63,20 @@ def silenced(message:str,                  # regular expression matched against 
         yield
 
 # %% ../../nbs/core/model.ipynb #068dc563
-def model_devices(model:nn.Module) -> set:
+def model_devices(model:nn.Module,  # the model
+                 ) -> set:
     "The devices of the model's parameters and buffers."
     return {t.device for t in model.parameters()} | {t.device for t in model.buffers()}
 
-def model_device(model:nn.Module) -> torch.device:
+def model_device(model:nn.Module,  # the model
+                ) -> torch.device:
     "The device of the model's first parameter (or buffer); CPU for a model without tensors."
     t = next(model.parameters(), None)
     if t is None: t = next(model.buffers(), None)
     return torch.device('cpu') if t is None else t.device
 
-def single_device(model:nn.Module) -> torch.device|None:
+def single_device(model:nn.Module,  # the model
+                 ) -> torch.device|None:
     "The one device holding all the model's parameters and buffers (None: spread over several, or no tensor)."
     devs = model_devices(model)
     return devs.pop() if len(devs) == 1 else None
@@ -123,7 +131,9 @@ def _as_ints(t:torch.Tensor) -> torch.Tensor:
     return x.view(_INT_OF[x.element_size()]) if x.is_floating_point() else x
 
 @torch.no_grad()
-def same_bits(a:torch.Tensor, b:torch.Tensor) -> bool:
+def same_bits(a:torch.Tensor,  # a tensor
+              b:torch.Tensor,  # the tensor to compare it with
+             ) -> bool:
     "Same shape, dtype, device and bits (`-0.0` differs from `0.0`; a NaN equals the same NaN)."
     if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device: return False
     if a.is_quantized or a.is_sparse or a.device.type == 'meta': return tensor_checksum(a) == tensor_checksum(b)
@@ -161,7 +171,8 @@ def _rows_digest(m:torch.Tensor) -> torch.Tensor:
     wc = torch.arange(1, m.shape[1] + 1, device=m.device, dtype=torch.int64)
     return torch.stack([rows.sum(), (rows * wr).sum(), (columns * wc).sum()])
 
-def model_checksums(model:nn.Module) -> dict:
+def model_checksums(model:nn.Module,  # the model
+                   ) -> dict:
     "Name -> `tensor_checksum` of every parameter and buffer of `model` (shared tensors once, under their first name)."
     return {n: tensor_checksum(t) for n, t in [*model.named_parameters(), *model.named_buffers()]}
 

@@ -21,7 +21,9 @@ def _layer_types() -> tuple:
     return tuple(t for t in Granularities.available_modules()
                  if isinstance(t, type) and issubclass(t, nn.Module) and not issubclass(t, _EMBEDDINGS))
 
-def candidate_modules(model:nn.Module, types=None) -> dict:
+def candidate_modules(model:nn.Module,  # the model
+                      types=None,       # layer classes to keep (default: those fasterai compresses, and transposed linears)
+                     ) -> dict:
     "Name -> module of every module of `types` (default: the layer types fasterai compresses and transposed linears, HF `Conv1D`) that holds a weight tensor, in model order."
     default = types is None
     types = _layer_types() if default else tuple(types)

@@ -140,7 +140,8 @@ def _attribute_sizes(model:nn.Module, gm:fx.GraphModule, found:list):
             for i, (s, t) in enumerate(zip(r.sizes, _fixed_sizes(n2, mods2))):
                 if s == v and t == v + 1: r.attrs[i] = (owner, a)
 
-def fixed_reshapes(model:nn.Module) -> list[FixedReshape]:
+def fixed_reshapes(model:nn.Module,  # the model, traced with `torch.fx` (left as it was)
+                  ) -> list[FixedReshape]:
     "The views/reshapes of the forward with literal sizes, the layers feeding each, and which literals are an int attribute fasterai may update (torchvision ViT's `hidden_dim`)."
     gm = _traced(model)
     types, modules, found = tuple(Granularities.available_modules()), dict(gm.named_modules()), []
@@ -162,7 +163,6 @@ def not_safe_to_prune(model:nn.Module,    # the model to analyse; left unchanged
         if s & direct: unsafe |= s
     return [n for n, _ in model.named_modules() if n in unsafe]
 
-
 # %% ../../nbs/core/topology.ipynb #6aa13ab1
 def _is_transposed(m): return isinstance(m, nn.modules.conv._ConvTransposeNd)
 
@@ -183,7 +183,8 @@ def _effective(m:nn.Module, name:str) -> torch.Tensor:
     if hasattr(m, name + '_mask') and hasattr(m, name + '_orig'): return getattr(m, name + '_orig') * getattr(m, name + '_mask')
     return getattr(m, name)
 
-def zeroed_filters(m:nn.Module) -> set:
+def zeroed_filters(m:nn.Module,  # a Conv or Linear layer
+                  ) -> set:
     "Indices of the output channels of layer `m` whose weights are all zero."
     with torch.no_grad():
         return set(torch.nonzero(_filters(m, _effective(m, 'weight')).abs().sum(1) == 0).flatten().tolist())

@@ -20,7 +20,8 @@ def check_flag(name:str,   # the argument's name, for the message
     why = f" (the string {value!r} would read as {bool(value)})" if isinstance(value, str) else ''
     raise TypeError(f"{name}={value!r} must be True or False{why}")
 
-def check_flags(**flags) -> dict:
+def check_flags(**flags,  # name=value for each flag to check
+               ) -> dict:
     "`check_flag` on each keyword argument: `check_flags(embeddings=embeddings, on_step=on_step)`; the checked values."
     return {k: check_flag(k, v) for k, v in flags.items()}
 
@@ -63,7 +64,10 @@ def check_percent(name:str,              # the argument's name, for messages
     return float(value)
 
 # %% ../../nbs/core/units.ipynb #cb8e29f3
-def check_percents(name:str, value, allow_zero:bool=True) -> float|dict:
+def check_percents(name:str,              # the argument, for the message
+                   value,                 # a percent or a dict layer name -> percent
+                   allow_zero:bool=True,  # whether 0 is allowed
+                  ) -> float|dict:
     "Validate one percent or a dict of layer name -> percent; a dict warns once, and only when all its values look like fractions."
     check_flag('allow_zero', allow_zero)
     if isinstance(value, dict):
@@ -76,7 +80,9 @@ def check_percents(name:str, value, allow_zero:bool=True) -> float|dict:
     return check_percent(name, value, allow_zero)
 
 # %% ../../nbs/core/units.ipynb #744e1655
-def check_bits(name:str, value) -> int:
+def check_bits(name:str,  # the argument, for the message
+               value,     # the bit width
+              ) -> int:
     "Validate a quantization bit width: an integer in [2, 16]; a whole-number float (`8.0`) is that integer."
     v = value
     if isinstance(v, numbers.Real) and not isinstance(v, (bool, numbers.Integral)) and math.isfinite(v) and float(v).is_integer():

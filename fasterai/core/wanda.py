@@ -29,7 +29,8 @@ def _hooked(name:str, layer) -> tuple:
     raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({type(layer).__name__}) is not a Linear, "
                      f"a convolution or a transposed linear (HF Conv1D); leave it out (layers=...)")
 
-def batch_inputs(batch):
+def batch_inputs(batch,  # a tensor, an (x, y) tuple, or a dict of keyword inputs
+                ):
     "The inputs of a calibration batch: `x` of `(x, y)` (all but the last of a longer tuple), else the batch itself."
     if isinstance(batch, (tuple, list)) and len(batch) >= 2: return batch[0] if len(batch) == 2 else tuple(batch[:-1])
     return batch

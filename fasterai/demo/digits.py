@@ -15,7 +15,9 @@ __all__ = ['load_digits_tensors', 'digits_split', 'digits_cnn', 'train_digits', 
            'trained_digits_cnn', 'digits_dls']
 
 # %% ../../nbs/demo/digits.ipynb #b862aecc
-def load_digits_tensors(valid_pct:float=0.25, seed:int=42):
+def load_digits_tensors(valid_pct:float=0.25,  # share of the digits held out for validation
+                        seed:int=42,           # seed of the shuffle
+                       ):
     "`(x_train, y_train, x_valid, y_valid)`: images as float tensors `(N, 1, 8, 8)` in [0, 1], labels as int64."
     from sklearn.datasets import load_digits
     d = load_digits()
@@ -24,7 +26,9 @@ def load_digits_tensors(valid_pct:float=0.25, seed:int=42):
     tr, va = digits_split(valid_pct, seed)
     return x[tr], y[tr], x[va], y[va]
 
-def digits_split(valid_pct:float=0.25, seed:int=42) -> tuple[np.ndarray, np.ndarray]:
+def digits_split(valid_pct:float=0.25,  # share of the digits held out for validation
+                 seed:int=42,           # seed of the shuffle
+                ) -> tuple[np.ndarray, np.ndarray]:
     "Train and validation indices of the 1,797 digits (a fixed, seeded shuffle)."
     n = 1797
     idx = np.random.default_rng(seed).permutation(n)
@@ -32,7 +36,9 @@ def digits_split(valid_pct:float=0.25, seed:int=42) -> tuple[np.ndarray, np.ndar
     return np.sort(idx[n_valid:]), np.sort(idx[:n_valid])
 
 # %% ../../nbs/demo/digits.ipynb #0f0562c5
-def digits_cnn(width:int=16, n_classes:int=10) -> nn.Sequential:
+def digits_cnn(width:int=16,      # channels of the first blocks (the last ones have 2× and 4×)
+               n_classes:int=10,  # outputs of the classifier
+              ) -> nn.Sequential:
     "A 6-layer CNN for 1×8×8 digits: five conv-BN-ReLU blocks, global pooling, a linear classifier."
     w = width
     chans = [(1, w, 1), (w, w, 1), (w, 2 * w, 2), (2 * w, 2 * w, 1), (2 * w, 4 * w, 2)]
@@ -44,8 +50,14 @@ def digits_cnn(width:int=16, n_classes:int=10) -> nn.Sequential:
     return nn.Sequential(OrderedDict(layers))
 
 # %% ../../nbs/demo/digits.ipynb #4217c29d
-def train_digits(model:nn.Module, x:torch.Tensor, y:torch.Tensor, epochs:int=20, lr:float=1e-2,
-                 bs:int=64, seed:int=0) -> nn.Module:
+def train_digits(model:nn.Module,  # the model, trained in place
+                 x:torch.Tensor,   # training images (N, 1, 8, 8)
+                 y:torch.Tensor,   # their labels
+                 epochs:int=20,    # passes over the data
+                 lr:float=1e-2,    # peak learning rate
+                 bs:int=64,        # batch size
+                 seed:int=0,       # seed of the shuffles
+                ) -> nn.Module:
     "Train `model` in place with Adam and a one-cycle learning rate, on one thread; returns it in eval mode."
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -64,7 +76,11 @@ def train_digits(model:nn.Module, x:torch.Tensor, y:torch.Tensor, epochs:int=20,
     return model.eval()
 
 @torch.no_grad()
-def accuracy(model:nn.Module, x:torch.Tensor, y:torch.Tensor, bs:int=1024) -> float:
+def accuracy(model:nn.Module,  # the model
+             x:torch.Tensor,   # images (N, 1, 8, 8)
+             y:torch.Tensor,   # their labels
+             bs:int=1024,      # batch size
+            ) -> float:
     "Fraction of `x` classified as `y` (0–1), computed in eval mode; restores the model's mode."
     was_training = model.training
     model.eval()
@@ -74,13 +90,18 @@ def accuracy(model:nn.Module, x:torch.Tensor, y:torch.Tensor, bs:int=1024) -> fl
     finally: model.train(was_training)
     return correct / len(x)
 
-def digits_eval_fn(x:torch.Tensor, y:torch.Tensor):
+def digits_eval_fn(x:torch.Tensor,  # validation images
+                   y:torch.Tensor,  # their labels
+                  ):
     "An `eval_fn(model) -> float` returning validation accuracy on `(x, y)`, for sensitivity analysis."
     def eval_fn(model): return accuracy(model, x, y)
     return eval_fn
 
 # %% ../../nbs/demo/digits.ipynb #036ee6f7
-def trained_digits_cnn(width:int=16, epochs:int=20, seed:int=0):
+def trained_digits_cnn(width:int=16,   # as in `digits_cnn`
+                       epochs:int=20,  # as in `train_digits`
+                       seed:int=0,     # seed of the initialisation and training
+                      ):
     "Train a `digits_cnn` from scratch; returns `(model, (x_train, y_train, x_valid, y_valid))`."
     data = load_digits_tensors()
     torch.manual_seed(seed)
@@ -88,7 +109,10 @@ def trained_digits_cnn(width:int=16, epochs:int=20, seed:int=0):
     return model, data
 
 # %% ../../nbs/demo/digits.ipynb #962ad045
-def digits_dls(bs:int=64, valid_pct:float=0.25, seed:int=42):
+def digits_dls(bs:int=64,             # batch size
+               valid_pct:float=0.25,  # share of the digits held out for validation
+               seed:int=42,           # seed of the shuffle
+              ):
     "fastai `DataLoaders` of the digits (1-channel 8×8 images, same split as `load_digits_tensors`)."
     from fastai.vision.all import DataBlock, ImageBlock, CategoryBlock, PILImageBW, IndexSplitter
     from sklearn.datasets import load_digits

@@ -154,7 +154,9 @@ class Comparison:
 
 # %% ../../nbs/plan/comparison.ipynb #9416d795
 @patch
-def plot(self:Comparison, figsize:tuple=(10, 3.5)):
+def plot(self:Comparison,
+         figsize:tuple=(10, 3.5),  # size of the two panels together
+        ):
     "Left: each method's metric (dense dashed). Right: each baseline minus the plan, with its interval."
     import matplotlib.pyplot as plt
     fig, (ax, bx) = plt.subplots(1, 2, figsize=figsize)

@@ -72,7 +72,8 @@ class PlanUnit:
         return ', '.join(f"{k} {get_compression(k).format_level(l)}" for k, l in zip(self.kinds, self.options[j]) if l is not None) or 'none'
 
 # %% ../../nbs/plan/options.ipynb #18273b40
-def named_criteria(name:str):
+def named_criteria(name:str,  # a criteria's name, e.g. 'large_final'
+                  ):
     "The criteria of `fasterai.core.criteria` a sweep recorded by name."
     c = getattr(_criteria, name, None)
     if not isinstance(c, _criteria.Criteria):
@@ -142,7 +143,8 @@ class QuantizationPlan(PlanKind):
 
 plan_kinds = {k.compression.name: k() for k in (PruningPlan, SparsityPlan, QuantizationPlan)}
 
-def plan_kind(kind) -> PlanKind:
+def plan_kind(kind,  # 'sparsity', 'pruning', 'quantization' or a `Compression` class
+             ) -> PlanKind:
     "The `PlanKind` of `kind`: a registered name or a `Compression` class."
     name = kind.name if isinstance(kind, type) and issubclass(kind, Compression) else kind
     if not isinstance(name, str) or name not in plan_kinds:

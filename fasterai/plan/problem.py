@@ -19,7 +19,8 @@ __all__ = ['InfeasibleBudget', 'check_budget', 'PlanProblem']
 class InfeasibleBudget(ValueError):
     "A budget that no choice of the plan's options can meet."
 
-def check_budget(budget) -> dict:
+def check_budget(budget,  # a dict key -> percent of dense, e.g. {'bytes': 10}
+                ) -> dict:
     "A budget as a dict key -> percent of the dense model (in the order params, macs, bytes); a clear error otherwise."
     if not isinstance(budget, dict) or not budget:
         raise ValueError(f"budget={budget!r} must be a dict of what the compressed model may keep, in percent of the dense model, "
@@ -31,7 +32,11 @@ def check_budget(budget) -> dict:
 # %% ../../nbs/plan/problem.ipynb #a6f4570a
 class PlanProblem:
     "Units, their options' damage and the cost model, as the arrays the solve loop needs; `solve(budget)` picks one option per unit."
-    def __init__(self, units:list, costs:CostModel, cells:int=4096):
+    def __init__(self,
+                 units:list,       # `PlanUnit`s with their options and predicted damage
+                 costs:CostModel,  # the `CostModel` that prices any choice
+                 cells:int=4096,   # the solver's grid: partial plans kept per unit
+                ):
         self.units, self.cm, self.cells = units, costs, cells
         a, n = costs.arrays(), len(units)
         M, D = max(len(u.options) for u in units), a.shapes.shape[1]
@@ -149,7 +154,11 @@ def tie_broken(self:PlanProblem) -> np.ndarray:
     return self.ties
 
 @patch
-def solve(self:PlanProblem, budget:dict, max_rounds:int=3, start=None) -> np.ndarray:
+def solve(self:PlanProblem,
+          budget:dict,       # key -> percent of dense
+          max_rounds:int=3,  # linearise-and-solve rounds at most
+          start=None,        # a choice to linearise around first (a warm start), or None
+         ) -> np.ndarray:
     "The option per unit of least predicted damage within `budget` (percent of dense per key); `start`: a plan to linearise around first (a warm start)."
     keys = [k for k in budget if budget[k] < 100]            # 100% of dense: no limit
     ki = [KEYS.index(k) for k in keys]
@@ -307,7 +316,9 @@ def _pairs(self:PlanProblem, choice, ki, cap, dmg, max_passes:int=10) -> np.ndar
 PlanProblem.exact_work = 65_536        # coupled problems with at most this many plans are solved by trying every one
 
 @patch
-def totals_many(self:PlanProblem, choices:np.ndarray) -> np.ndarray:
+def totals_many(self:PlanProblem,
+                choices:np.ndarray,  # (plans × units) option indices
+               ) -> np.ndarray:
     "(plans × 3): params, MACs and bytes kept under each row of `choices` (plans × units), in one array pass."
     a, n = self.cm.arrays(), len(choices)
     sizes = np.broadcast_to(a.shapes, (n,) + a.shapes.shape).copy()

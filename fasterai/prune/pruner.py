@@ -25,7 +25,9 @@ from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, norm
 __all__ = ['check_example_inputs', 'LayerGroup', 'PruneInfo', 'Pruner']
 
 # %% ../../nbs/prune/pruner.ipynb #6dc74e49
-def check_example_inputs(model:nn.Module, example_inputs):
+def check_example_inputs(model:nn.Module,  # the model to run
+                         example_inputs,   # a tensor, a tuple of inputs, or a dict of keyword inputs
+                        ):
     "Run `model` once on `example_inputs` (no grad, eval mode, modes restored); a `ValueError` if missing or failing."
     if example_inputs is None:
         raise ValueError("example_inputs is required: the dependency graph is traced by running the model once, "
@@ -57,7 +59,7 @@ class LayerGroup:
 @dataclass
 class PruneInfo:
     "What `Pruner.pruned` removed: group id -> (channels before, channels after), and what it changed."
-    groups: dict = field(default_factory=dict)
+    groups: dict = field(default_factory=dict)    # group id -> (channels before, channels after)
     indices: dict = field(default_factory=dict)   # group id -> the removed output channels of its root layer, sorted
     touched: list = field(default_factory=list)   # names of the changed modules (and parameters outside any layer), in model order
     @property
@@ -257,7 +259,9 @@ def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
 
 @patch
 @torch.no_grad()
-def score_groups(self:Pruner, groups=None):
+def score_groups(self:Pruner,
+                 groups=None,  # the groups to score (default: all)
+                ):
     "Inside `reuse_scores`: score `groups` (default all) on their device and bring every score to the host in one transfer."
     if self._score_cache is None: raise RuntimeError("score_groups fills the cache of reuse_scores(): call it inside that block")
     todo = [g for g in (self._groups if groups is None else groups)
@@ -373,7 +377,9 @@ def set_references(self:Pruner):
 
 # %% ../../nbs/prune/pruner.ipynb #25224f67
 @patch
-def prune_model(self:Pruner, progress:float=1.) -> nn.Module:
+def prune_model(self:Pruner,
+                progress:float=1.,  # share of each target to reach now, 0-1 (a schedule step; 1: all of it)
+               ) -> nn.Module:
     "Remove channels until every target is reached (or `progress` × target, for schedules); returns the model."
     if not 0 <= progress <= 1: raise ValueError(f"progress={progress!r} must be in [0, 1]")
     if self._before is None: self._before = self._counts()
@@ -421,7 +427,9 @@ def removed_pct(self:Pruner) -> float:
 # %% ../../nbs/prune/pruner.ipynb #abdec1b3
 @patch
 @contextmanager
-def pruned(self:Pruner, pruning_ratio:dict):
+def pruned(self:Pruner,
+           pruning_ratio:dict,  # layer name -> percent of its group to prune inside the block
+          ):
     "Context manager: prune the groups of the named layers (name -> percent), then restore the model exactly."
     if not isinstance(pruning_ratio, dict):
         raise TypeError(f"pruning_ratio must be a dict layer name -> percent, got {type(pruning_ratio).__name__}")
@@ -446,7 +454,9 @@ def pruned(self:Pruner, pruning_ratio:dict):
 
 # %% ../../nbs/prune/pruner.ipynb #c0a1b2d4
 @patch
-def channels_removed(self:Pruner, pruning_ratio:dict) -> dict:
+def channels_removed(self:Pruner,
+                     pruning_ratio:dict,  # layer name -> percent, as `pruned` takes it
+                    ) -> dict:
     "Group id -> `(channels now, channels left)` that `pruned(pruning_ratio)` would give each group it names, without touching the model."
     if not isinstance(pruning_ratio, dict):
         raise TypeError(f"pruning_ratio must be a dict layer name -> percent, got {type(pruning_ratio).__name__}")

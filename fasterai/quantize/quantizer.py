@@ -42,7 +42,11 @@ def fake_quantize(w:torch.Tensor,              # the weights
     q = q.round_().clamp_(-qmax, qmax).mul_(scale).to(dtype or (w.dtype if out is None else out.dtype))
     return q if out is None else out.copy_(q)
 
-def fake_quantize_affine(x:torch.Tensor, lo:float, hi:float, bits:int) -> torch.Tensor:
+def fake_quantize_affine(x:torch.Tensor,  # the tensor (a layer output)
+                         lo:float,        # calibrated minimum
+                         hi:float,        # calibrated maximum
+                         bits:int,        # bit width: 2**bits levels
+                        ) -> torch.Tensor:
     "Asymmetric per-tensor fake-quantization of `x` to `bits` over `[lo, hi]` (widened to include 0)."
     lo, hi = min(float(lo), 0.), max(float(hi), 0.)
     if hi == lo: return x
@@ -51,7 +55,8 @@ def fake_quantize_affine(x:torch.Tensor, lo:float, hi:float, bits:int) -> torch.
     zp = min(qmax, max(0, round(-lo / scale)))
     return ((x / scale).round() + zp).clamp(0, qmax).sub(zp).mul(scale).to(x.dtype)
 
-def out_channel_axis(m) -> int:
+def out_channel_axis(m,  # a layer or weight unit
+                    ) -> int:
     "The weight axis of output channels: 1 for transposed convolutions and transposed linears (HF `Conv1D`), 0 otherwise."
     return 1 if isinstance(m, (nn.modules.conv._ConvTransposeNd, TransposedWeight)) else 0
 
@@ -63,7 +68,9 @@ def _output_module(m) -> nn.Module|None:
 _SIGNIFICAND = {torch.bfloat16: 8, torch.float16: 11}     # significant bits of the half dtypes (the implicit one counted)
 HALF_WRITE_STEPS = 1 / 16      # the Quantizer writes a grid back in a half dtype when it lands at most this far off (in steps)
 
-def off_grid_steps(dtype:torch.dtype, bits:int) -> float:
+def off_grid_steps(dtype:torch.dtype,  # the weight's dtype
+                   bits:int,           # bit width of the grid
+                  ) -> float:
     "How far off the `bits`-bit grid a value written back in `dtype` can land, in steps of the grid (0 for float32 and wider)."
     p = _SIGNIFICAND.get(dtype)
     return 0. if p is None else (2 ** (bits - 1) - 1) / 2 ** p
@@ -90,7 +97,11 @@ def float32_layer(module:nn.Module,      # a layer with a `weight` (and maybe a 
 
 # %% ../../nbs/quantize/quantizer.ipynb #898bba62
 @torch.no_grad()
-def calibrate_ranges(model:nn.Module, layers:dict, batches, strict:bool=True) -> dict:
+def calibrate_ranges(model:nn.Module,   # the model, run as it is
+                     layers:dict,       # name -> layer whose output range to record
+                     batches,           # model inputs, as `calibration_batches` gives them
+                     strict:bool=True,  # raise for a layer with no tensor output (False: leave it out)
+                    ) -> dict:
     "Min and max of every layer's output over `batches`, from forward passes with temporary hooks; `strict=False` leaves out the layers with no tensor output."
     check_flag('strict', strict)
     ranges = {}
@@ -115,7 +126,8 @@ def calibrate_ranges(model:nn.Module, layers:dict, batches, strict:bool=True) ->
 def _quantize_output(module, args, out, lo, hi, bits): return fake_quantize_affine(out, lo, hi, bits)
 
 # %% ../../nbs/quantize/quantizer.ipynb #7dce2fcb
-def calibration_batches(data):
+def calibration_batches(data,  # a tensor or dict (one batch), or an iterable of batches: tensors, (x, y) tuples or dicts
+                       ):
     "Model inputs from calibration data: a tensor or dict is one batch; otherwise each item is a batch, and of an `(x, y)` tuple only `x` is used."
     if isinstance(data, (torch.Tensor, dict)): yield data; return
     for b in data: yield b[0] if isinstance(b, (tuple, list)) else b
@@ -148,7 +160,9 @@ class Quantizer:
 
 # %% ../../nbs/quantize/quantizer.ipynb #36d89837
 @patch
-def check_bits(self:Quantizer, bits) -> dict:
+def check_bits(self:Quantizer,
+               bits,            # an int for every unit, or a dict unit name -> bits
+              ) -> dict:
     "`bits` as a dict unit name -> bits (an int: every unit), validated against this model; nothing is changed."
     if isinstance(bits, dict):
         if not bits: raise ValueError("bits is an empty dict: give at least one unit name -> bits")
@@ -205,7 +219,8 @@ def _say_half(layers:dict, targets:dict):
 
 @patch
 def quantize_model(self:Quantizer,
-                   bits) -> nn.Module:   # bits for every unit (an int, 2-16), or a dict unit name -> bits
+                   bits,            # bits for every unit (an int, 2-16), or a dict unit name -> bits
+                  ) -> nn.Module:
     "Fake-quantize the named units (or all) in place; the request is checked whole before any change. Returns the model."
     targets = self.check_bits(bits)
     if self.activations and self.ranges is None: self.ranges = self._calibrate()

@@ -32,7 +32,6 @@ def _selected(model:nn.Module, layers=None, layer_type=None, embeddings:bool=Fal
         layers = list(types)
     return select_modules(model, layers, units=True, embeddings=embeddings)
 
-
 # %% ../../nbs/sparse/sparsifier.ipynb #7172c1e3
 class Sparsifier:
     "Zero the lowest-scoring groups of weights of `model`'s layers, and keep them zero through training."
@@ -143,7 +142,9 @@ def _ensure_hook(self:Sparsifier):
 
 # %% ../../nbs/sparse/sparsifier.ipynb #40b2a323
 @patch
-def check_sparsity(self:Sparsifier, sparsity) -> float|dict:
+def check_sparsity(self:Sparsifier,
+                   sparsity, # a percent for every layer, or a dict layer name -> percent
+                  ) -> float|dict:
     "Validate a percent or a dict layer name -> percent against this model, without changing anything."
     if isinstance(sparsity, dict):
         unknown = [k for k in sparsity if k not in self.layers]
@@ -246,11 +247,14 @@ def _report(layers:dict):
     df['sparsity'] = 100 * df.zeros / df.params.clip(lower=1)
     return df
 
-def model_sparsity(model:nn.Module, layer_type=None, layers=None):
+def model_sparsity(model:nn.Module, # any model
+                   layer_type=None,   # alias of `layers=` with layer classes (older name)
+                   layers=None):      # which units: names, modules, types or a filter_fn(module, name); None = all supported
     "DataFrame (layer, type, params, zeros, sparsity %) of the weights of `model`'s layers, plus a total row."
     return _report(_selected(model, layers, layer_type))
 
-def format_sparsity(df) -> str:
+def format_sparsity(df, # a `sparsity_report` or `model_sparsity` DataFrame
+                   ) -> str:
     "A sparsity report (from `sparsity_report` or `model_sparsity`) as an aligned text table."
     wl, wt = max(5, df.layer.str.len().max()), max(4, df.type.str.len().max())
     lines = [f"{'layer':<{wl}}  {'type':<{wt}}  {'params':>10}  {'zeros':>10}  {'sparsity %':>10}"]
@@ -306,7 +310,9 @@ _INF_BITS = int(np.array(np.inf, np.float32).view(np.int32))   # larger bits, re
 
 class MaskScratch:
     "Reusable CPU buffers for `layer_mask` (up to `n` groups): no fresh memory, hence no page faults, per call."
-    def __init__(self, n:int): self.n, self._work, self._mask = n, np.empty(n, np.int32), np.empty(n, np.bool_)
+    def __init__(self,
+                 n:int): # the most groups a layer of the model has
+        self.n, self._work, self._mask = n, np.empty(n, np.int32), np.empty(n, np.bool_)
     def mask(self, n:int): return self._mask[:n] if n <= self.n else None
     def partition(self, a, kth:int):
         "`np.partition(a, kth)`, in the work buffer when `a` fits."
@@ -349,7 +355,10 @@ def _check_round_to(round_to):
     if round_to is not None and (isinstance(round_to, bool) or not isinstance(round_to, int) or round_to < 1):
         raise ValueError(f"round_to={round_to!r} must be None or a positive integer")
 
-def n_zeroed(n:int, sparsity:float, round_to:int|None=None) -> int:
+def n_zeroed(n:int,                  # number of groups
+             sparsity:float,         # percent of them to zero, 0-100
+             round_to:int|None=None, # round the number of kept groups to a multiple of this
+            ) -> int:
     "Number of groups to zero out of `n` for `sparsity` percent, the kept ones rounded to a multiple of `round_to`."
     k = min(n, int(math.floor(sparsity * n / 100 + .5)))
     if not round_to or k == n: return k
