@@ -129,11 +129,27 @@ def _last_param_comment(sym, skip_self: bool) -> tuple:
     except (tokenize.TokenError, IndentationError): pass
     return None, None
 
+def _exported(sym):
+    """The same class as exported in the package, or None. A class defined while the notebook is processed has no
+    source file docments can read (a dataclass' field comments were lost); its exported twin has one."""
+    if not inspect.isclass(sym): return None
+    try: from fasterai._modidx import d
+    except ImportError: return None
+    import importlib
+    for mod, syms in d['syms'].items():
+        if f"{mod}.{sym.__qualname__}" in syms:
+            try: return getattr(importlib.import_module(mod), sym.__qualname__, None)
+            except Exception: return None
+    return None
+
 def param_table(sym, sig: inspect.Signature, skip_self: bool) -> str:
     "The Type | Default | Details markdown table of `sym`'s parameters (docments give the details)."
     from fastcore.docments import docments
     try: docs = docments(sym, full=False, returns=True, args_kwargs=True)   # else a `**kwargs` comment reads as the return's
     except (OSError, TypeError): docs = {}          # no source to read comments from (a builtin, a C type)
+    if not any(docs.values()) and (exported := _exported(sym)) is not None:
+        try: docs = docments(exported, full=False, returns=True, args_kwargs=True)
+        except (OSError, TypeError): pass
     if docs.get('return'):
         # `def f(self, x) -> int:  # about x`: docments gives the comment to the return; it is the last parameter's
         nm, comment = _last_param_comment(sym, skip_self)
