@@ -51,11 +51,16 @@ class Timing:
                 f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}"
                 + (f"; {self.evaluation}" if self.evaluation else ''))
 
-def damage(baseline:float, metric:float, higher_is_better:bool=True) -> float:
+def damage(baseline:float,              # the intact model's metric
+           metric:float,                # the compressed model's metric
+           higher_is_better:bool=True,  # True for an accuracy, False for a loss
+          ) -> float:
     "Positive = worse: `baseline - metric` when higher is better, else `metric - baseline`."
     return baseline - metric if higher_is_better else metric - baseline
 
-def level_str(compression_type:str, level) -> str:
+def level_str(compression_type:str,  # a registered kind: 'sparsity', 'pruning', 'quantization', ...
+              level,                 # a level in the kind's unit (percent or bits)
+             ) -> str:
     "A level with its unit, as the kind `compression_type` writes it: '50%', '8 bits'."
     return get_compression(compression_type).format_level(level)
 
@@ -448,8 +453,12 @@ def _load_json(cls, path, spec, check=lambda r: r):
 
 def _json_methods(cls, spec, what:str, check=lambda r: r):
     "Give `cls` its `to_json(path)` and `from_json(path)` (a classmethod), decoding with the field decoders `spec`."
-    def to_json(self, path): _save_json(self, path)
-    def from_json(cls_, path): return _load_json(cls_, path, spec, check)
+    def to_json(self,
+                path,  # the JSON file to write
+               ): _save_json(self, path)
+    def from_json(cls_,
+                  path,  # a JSON file written by `to_json`
+                 ): return _load_json(cls_, path, spec, check)
     to_json.__doc__ = "Save as JSON (everything, timing included)."
     from_json.__doc__ = f"Load {what} saved by `to_json`; a malformed file raises `ValueError`."
     _method(cls)(to_json); _method(cls, kind=classmethod)(from_json)
@@ -486,14 +495,18 @@ def _read_first_row(rows:list, head:list, spec:dict) -> dict:
     return out
 
 @_method(SensitivityResult, 'to_csv')
-def _to_csv(self:SensitivityResult, path):
+def _to_csv(self:SensitivityResult,
+            path,                    # the CSV file to write
+           ):
     "Save as CSV: one row per layer, the result's metadata repeated on each row (its cost model on the first; timing is not saved)."
     meta = [getattr(self, k) for k in _META + _META_OPT]
     write_csv(path, list(_LAYER_FIELDS) + _META + _META_OPT + _FIRST_ROW,
               [[getattr(l, k) for k in _LAYER_FIELDS] + meta + _first_row_meta(self, j) for j, l in enumerate(self.layers)])
 
 @_method(SensitivityResult, 'from_csv', classmethod)
-def _from_csv(cls, path) -> SensitivityResult:
+def _from_csv(cls,
+              path,  # a CSV file written by `to_csv`
+             ) -> SensitivityResult:
     "Load a result saved by `to_csv`; a malformed file raises `ValueError`."
     head, rows = read_csv(path)
     missing = [c for c in list(LayerSensitivity._core) + _META if c not in head]
@@ -664,7 +677,9 @@ def _at_others(c:LayerCurve, i:int) -> dict|None:
             for k, o in c.others.items()}
 
 @_method(SweepResult, 'at')
-def _at(self:SweepResult, level) -> SensitivityResult:
+def _at(self:SweepResult,
+        level,             # one of the sweep's levels
+       ) -> SensitivityResult:
     "The single-level `SensitivityResult` at one of the measured levels (with every metric and interval)."
     i = self._level_index(level)
     d = self.deltas[:, i]
@@ -735,30 +750,34 @@ def _plot_curves(self:SweepResult,
                  delta:bool=False,        # plot the damage instead of the metric
                  ax=None,                 # draw into this matplotlib Axes instead
                  layers=None,             # only these layers (names); None: all
-                 top:int|None=None,       # only the `top` most damaged (of `layers`)
-                 metric:str|None=None):   # plot this metric (None: `metric_name`)
-    "Metric (or damage) against level, one line per layer, baseline dashed."
+                 top:int|None=5,          # the `top` most damaged (of `layers`) in colour and in the legend, the others thin grey; None: all in colour
+                 metric:str|None=None,    # plot this metric (None: `metric_name`)
+                ):
+    "Metric (or damage) against level, one line per layer, baseline dashed: the most damaged layers in colour and named, the rest grey."
     check_flag('delta', delta)
     import matplotlib.pyplot as plt
     self = self._pick(metric)
-    rows = _curve_rows(self, layers, top)
+    rows = _curve_rows(self, layers)
+    named = set(_curve_rows(self, layers, top))
     if ax is None: _, ax = plt.subplots(figsize=figsize)
     v = self.deltas if delta else np.array([c.metrics for c in self.layers], dtype=float).reshape(len(self.layers), -1)
     x = np.array(self.levels, dtype=float)
-    for j in rows:
+    for j in sorted(rows, key=lambda j: j in named):        # the grey lines first, under the coloured ones
         c = self.layers[j]
         if np.all(np.isnan(v[j])): continue
-        line, = ax.plot(x, v[j], marker='o', ms=3, lw=1.2, label=c.name)
+        if j in named: line, = ax.plot(x, v[j], marker='o', ms=3, lw=1.5, label=c.name, zorder=3)
+        else: line, = ax.plot(x, v[j], lw=0.8, color='0.75', label='_nolegend_', zorder=2)
         if c.stopped_at is not None:
             k = self._level_index(c.stopped_at)
-            ax.plot(x[k], v[j, k], marker='x', ms=9, color=line.get_color())
+            ax.plot(x[k], v[j, k], marker='x', ms=9 if j in named else 6, color=line.get_color(), label='_nolegend_', zorder=line.get_zorder())
     ax.axhline(0 if delta else self.baseline_metric, color='black', ls='--', lw=1, label='baseline')
     if self.kind.invert_axis(): ax.invert_xaxis()
     ax.set_xlabel(self.kind.axis_label())
     ax.set_ylabel(f'delta ({self.metric_name} damage)' if delta else self.metric_name)
-    ax.set_title(f"Sensitivity curves: {self.compression_type}" + (f" ({len(rows)} of {len(self.layers)} layers)"
-                                                                   if len(rows) < len(self.layers) else ''))
-    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1), ncol=1 + len(rows) // 25)
+    what = ([f"{len(rows)} of {len(self.layers)} layers"] if len(rows) < len(self.layers) else []) \
+           + ([f"the {len(named)} most damaged in colour"] if len(named) < len(rows) else [])
+    ax.set_title(f"Sensitivity curves: {self.compression_type}" + (f" ({', '.join(what)})" if what else ''))
+    ax.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
     ax.figure.tight_layout()
     return ax
 
@@ -830,7 +849,9 @@ _SWEEP_META_OPT = ['other_metrics', 'confidence']            # columns added lat
 _CURVE_COLS = [k for k in _CURVE_FIELDS if k not in ('name', 'metrics')]
 
 @_method(SweepResult, 'to_csv')
-def _sweep_to_csv(self:SweepResult, path):
+def _sweep_to_csv(self:SweepResult,
+                  path,              # the CSV file to write
+                 ):
     "Save as fasterai's wide CSV: layer, one column per level (the metric), then descriptive columns (for NNI's own format: `to_nni_csv`)."
     meta = [getattr(self, k) for k in _SWEEP_META + _SWEEP_META_OPT]
     write_csv(path, ['layer'] + [to_cell(l) for l in self.levels] + _CURVE_COLS + _SWEEP_META + _SWEEP_META_OPT + _FIRST_ROW,
@@ -845,7 +866,9 @@ def _foreign_hint(path, head) -> str:
     return ''
 
 @_method(SweepResult, 'from_csv', classmethod)
-def _sweep_from_csv(cls, path) -> SweepResult:
+def _sweep_from_csv(cls,
+                    path,  # a CSV file written by `to_csv`
+                   ) -> SweepResult:
     "Load a sweep saved by `to_csv`; a malformed file raises `ValueError` (another tool's file: says which reader to use)."
     head, rows = read_csv(path, hint=_foreign_hint)
     known = {'layer'} | set(_CURVE_COLS) | set(_SWEEP_META) | set(_SWEEP_META_OPT) | set(_FIRST_ROW)
@@ -869,25 +892,38 @@ def _sweep_from_csv(cls, path) -> SweepResult:
 
 # %% ../../nbs/analyze/results.ipynb #bfda679f
 @_method(SweepResult, kind=classmethod)
-def from_nni_csv(cls, path, *args, **kwargs) -> SweepResult:
+def from_nni_csv(cls,
+                 path,      # the CSV file NNI's `SensitivityAnalysis.export` wrote
+                 *args,     # `read_nni_csv`'s other arguments (the baseline, ...)
+                 **kwargs,  # `read_nni_csv`'s keywords (`metric_name`, `higher_is_better`, ...)
+                ) -> SweepResult:
     "A sweep from an NNI sensitivity CSV: `fasterai.analyze.interop.read_nni_csv(path, baseline, ...)`."
     from .interop import read_nni_csv
     return read_nni_csv(path, *args, **kwargs)
 
 @_method(SweepResult)
-def to_nni_csv(self:SweepResult, path, metric:str|None=None):
+def to_nni_csv(self:SweepResult,
+               path,                  # the CSV file to write
+               metric:str|None=None,  # the metric to write (None: `metric_name`): NNI files hold one
+              ):
     "Write the sweep as NNI's `SensitivityAnalysis.export` does: `fasterai.analyze.interop.write_nni_csv`."
     from .interop import write_nni_csv
     return write_nni_csv(self, path, metric)
 
 @_method(SweepResult, kind=classmethod)
-def from_distiller_csv(cls, path, *args, **kwargs) -> SweepResult:
+def from_distiller_csv(cls,
+                       path,      # Distiller's sensitivity.csv
+                       *args,     # `read_distiller_csv`'s other arguments
+                       **kwargs,  # `read_distiller_csv`'s keywords (`metric_name`, `higher_is_better`, ...)
+                      ) -> SweepResult:
     "A sweep from Distiller's sensitivity.csv: `fasterai.analyze.interop.read_distiller_csv(path, ...)`."
     from .interop import read_distiller_csv
     return read_distiller_csv(path, *args, **kwargs)
 
 @_method(SweepResult)
-def to_distiller_csv(self:SweepResult, path):
+def to_distiller_csv(self:SweepResult,
+                     path,              # the CSV file to write
+                    ):
     "Write the sweep as Distiller's sensitivity.csv: `fasterai.analyze.interop.write_distiller_csv`."
     from .interop import write_distiller_csv
     return write_distiller_csv(self, path)
