@@ -30,9 +30,9 @@ __all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'as_metrics', 'check_mea
            'metric_dict', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
 
 # %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
-def as_metric(value,
-              baseline:bool=False,     # the untouched model's value: must be finite
-              source:str='eval_fn'     # who returned it, for the error message
+def as_metric(value,                 # what the metric returned: a number, a numpy scalar or a one-element tensor
+              baseline:bool=False,   # the untouched model's value: must be finite
+              source:str='eval_fn',  # who returned it, for the error message
              ) -> float:
     "A metric value as a float: a number, a numpy scalar or a one-element tensor; a clear error otherwise."
     check_flag('baseline', baseline)
@@ -79,10 +79,10 @@ def _one_metric(v, n, baseline, source, key=None):
         raise TypeError(f"{_source(source, key)} returned a {type(v).__name__} of shape {tuple(v.shape)}: {want} is expected")
     return as_metric(v, baseline, _source(source, key)), None
 
-def as_metrics(value,
-               n_samples:int|None=None,   # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
-               baseline:bool=False,       # the untouched model's value: must be finite
-               source:str='eval_fn'       # who returned it, for the error message
+def as_metrics(value,                    # what the metric returned: one number, a dict of them, or per-sample tensors
+               n_samples:int|None=None,  # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
+               baseline:bool=False,      # the untouched model's value: must be finite
+               source:str='eval_fn',     # who returned it, for the error message
               ) -> tuple:
     "`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or a dict of arrays)."
     if isinstance(value, dict):
@@ -97,7 +97,10 @@ def as_metrics(value,
         return out, (samples or None)
     return _one_metric(value, n_samples, baseline, source)
 
-def check_measure(eval_fn, data, metric):
+def check_measure(eval_fn,  # eval_fn(model) -> float, or None
+                  data,     # the batches `(x, y)`, or None
+                  metric,   # metric(preds, targets) -> float, or None
+                 ):
     "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."
     if eval_fn is not None:
         if data is not None or metric is not None:
@@ -111,7 +114,8 @@ def check_measure(eval_fn, data, metric):
 
 
 # %% ../../nbs/analyze/evaluation.ipynb #5fca3f77
-def check_direction(higher_is_better) -> bool|dict|None:
+def check_direction(higher_is_better,  # None, True, False, or a dict metric name -> bool
+                   ) -> bool|dict|None:
     "`higher_is_better` as given — None, a bool, or a dict metric name -> bool — or a TypeError naming what is wrong."
     hib = higher_is_better
     if hib is None or isinstance(hib, bool): return hib
@@ -126,7 +130,8 @@ _LOWER = {'loss', 'error', 'err', 'nll', 'ce', 'entropy', 'mse', 'mae', 'rmse', 
           'divergence'}
 _HIGHER = {'accuracy', 'acc', 'top1', 'top5', 'f1', 'precision', 'recall', 'auc', 'map', 'bleu', 'iou', 'dice', 'r2'}
 
-def metric_direction(name:str) -> bool|None:
+def metric_direction(name:str,  # a metric's name, e.g. 'top5', 'val_loss'
+                    ) -> bool|None:
     "True (higher is better) or False for a metric whose name says so ('top5', 'val_loss', 'error_rate'), else None."
     words = [w for w in re.split(r'[^a-z0-9]+', name.lower()) if w]
     lower = any(w in _LOWER for w in words)
@@ -267,7 +272,8 @@ PASS_INSTEAD = ("pass a list of batches, or DataLoader(dataset, batch_size=...) 
 
 def _is_dataloaders(o) -> bool: return any(c.__name__ == 'DataLoaders' for c in type(o).__mro__)
 
-def sampling_problem(batches) -> str|None:
+def sampling_problem(batches,  # the batches: a list, a `DataLoader`, any iterable
+                    ) -> str|None:
     "What makes `batches` come out in another order, or with other items, on each pass (a shuffling loader, a random sampler); None if nothing is seen."
     if getattr(batches, 'shuffle', False) is True: return "data is shuffled (shuffle=True)"
     if not isinstance(batches, DataLoader) or isinstance(batches.dataset, IterableDataset): return None
@@ -279,7 +285,8 @@ def sampling_problem(batches) -> str|None:
     if isinstance(smp, RandomSampler): return f"data is shuffled (a RandomSampler as its {where}: shuffle=True)"
     return f"data draws its items with a {type(smp).__name__} (its {where}), not in a fixed order"
 
-def eval_batches(data):
+def eval_batches(data,  # a list of `(x, y)` batches, a `DataLoader`, fastai `DataLoaders`, or one `(x, y)` pair
+                ):
     "The batches to evaluate on: a fastai `DataLoaders`' `valid`, a single `(x, y)` pair of tensors as one batch, else `data` itself; a loader that is not sequential is refused."
     if _is_dataloaders(data): data = data.valid
     elif (isinstance(data, (tuple, list)) and len(data) == 2
@@ -294,8 +301,8 @@ def eval_batches(data):
     if problem: raise ValueError(f"{problem}: {SAME_BATCHES}; {PASS_INSTEAD}")
     return data
 
-def split_batch(batch,
-                n_inp:int|None=None   # how many leading elements are inputs (None: all but the last)
+def split_batch(batch,                # one batch: a tuple or list `(x, ..., y)`
+                n_inp:int|None=None,  # how many leading elements are inputs (None: all but the last)
                ) -> tuple:
     "`(inputs, targets)` of one batch; several inputs come back as a tuple."
     if not isinstance(batch, (tuple, list)) or len(batch) < 2:
@@ -305,19 +312,24 @@ def split_batch(batch,
     xs, ys = batch[:k], batch[k:]
     return (xs[0] if len(xs) == 1 else tuple(xs)), (ys[0] if len(ys) == 1 else tuple(ys))
 
-def cat_batches(values:list):
+def cat_batches(values:list,  # one value per batch: a tensor, or a tuple/list/dict of tensors
+               ):
     "Concatenate per-batch values along the batch axis: tensors, or tuples/lists/dicts of them."
     def cat(*xs):
         if not isinstance(xs[0], torch.Tensor): raise TypeError(f"cannot concatenate batch values of type {type(xs[0]).__name__}")
         return torch.cat(xs) if len(xs) > 1 else xs[0]
     return tree_map(cat, values[0], *values[1:])
 
-def n_items(targets) -> int|None:
+def n_items(targets,  # a batch's targets: a tensor, or a tuple/list/dict of tensors
+           ) -> int|None:
     "How many samples `targets` holds: the length of its first tensor with a batch axis (None if it has none)."
     ts = [t for t in tensors_of(targets) if t.dim() > 0]
     return int(ts[0].shape[0]) if ts else None
 
-def check_targets(preds, targets, batch:int):
+def check_targets(preds,      # the model's output on the batch
+                  targets,    # the batch's targets
+                  batch:int,  # the batch's index, for the error message
+                 ):
     "A batch's predictions and targets are of the same samples: a `ValueError` naming `data`, the batch and both sizes otherwise."
     n_preds, n_targets = n_items(preds), n_items(targets)
     if n_preds is not None and n_targets is not None and n_preds != n_targets:
@@ -325,11 +337,13 @@ def check_targets(preds, targets, batch:int):
                          f"{n_targets}; each batch of data must be (inputs, targets) of the same samples")
 
 # %% ../../nbs/analyze/evaluation.ipynb #c0a1e5b6
-def tensor_desc(t:torch.Tensor) -> str:
+def tensor_desc(t:torch.Tensor,  # any tensor
+               ) -> str:
     "Shape and dtype of `t` as text, e.g. '16x1x3x3 float32'."
     return f"{'x'.join(map(str, t.shape)) or 'scalar'} {str(t.dtype).replace('torch.', '')}"
 
-def tensor_bytes(t:torch.Tensor) -> memoryview:
+def tensor_bytes(t:torch.Tensor,  # any tensor: dense, sparse or quantized, on any device
+                ) -> memoryview:
     "The bytes of `t`'s values, read on the CPU (a sparse tensor as dense, a quantized one as its integers)."
     t = t.detach()
     if type(t) is not torch.Tensor: t = t.as_subclass(torch.Tensor)     # e.g. fastai's TensorImage: plain bytes, no dispatch
@@ -339,7 +353,9 @@ def tensor_bytes(t:torch.Tensor) -> memoryview:
     t = t.contiguous().reshape(-1)
     return t.view(torch.uint8).numpy().data if t.numel() else memoryview(b'')
 
-def digest_into(h, o):
+def digest_into(h,  # a hash object with `update(bytes)`
+                o,  # the value to hash
+               ):
     "Feed `o` to the hash object `h`: tensors and arrays (shape, dtype, bytes), numbers, strings, dicts, lists, re-iterables; other objects by their type."
     if isinstance(o, torch.Tensor): h.update(f"T{tensor_desc(o)};".encode()); h.update(tensor_bytes(o))
     elif isinstance(o, np.ndarray): digest_into(h, torch.from_numpy(np.ascontiguousarray(o)))
@@ -361,13 +377,15 @@ class _Crc32:
     def update(self, b): self.value = zlib.crc32(b, self.value)
     def hexdigest(self) -> str: return f"{self.value:08x}"
 
-def batch_digest(batch) -> str:
+def batch_digest(batch,  # one batch: tensors, or tuples/lists/dicts of them
+                ) -> str:
     "A cheap digest of one batch (CRC-32 of its tensors' shapes, dtypes and bytes): 8 hex digits that tell two batches apart."
     h = _Crc32()
     digest_into(h, batch)
     return h.hexdigest()
 
-def batches_digest(digests:list) -> str:
+def batches_digest(digests:list,  # the `batch_digest` of each batch, in order
+                  ) -> str:
     "One digest (BLAKE2, 16 hex digits) for a list of batch digests, in order."
     return hashlib.blake2b(' '.join(digests).encode(), digest_size=8).hexdigest()
 
@@ -450,22 +468,28 @@ class DataEvaluator(Evaluator):
     def _compressed(self, touched): return self.evaluate()
 
 # %% ../../nbs/analyze/evaluation.ipynb #cba720e3
-def accuracy_per_sample(preds, targets) -> torch.Tensor:
+def accuracy_per_sample(preds,    # logits or probabilities, `(batch, classes)`
+                        targets,  # class indices, `(batch,)`
+                       ) -> torch.Tensor:
     "1. where the top prediction is the target, else 0., per sample: their mean is the accuracy."
     return (preds.argmax(dim=-1) == targets).float()
 
-def top_k_per_sample(k:int):
+def top_k_per_sample(k:int,  # how many top predictions count (a positive integer)
+                    ):
     "A metric giving 1. where the target is among the `k` top predictions, else 0., per sample: their mean is the top-k accuracy."
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1: raise ValueError(f"k={k!r} must be a positive integer")
     def top_k(preds, targets): return (preds.topk(k, dim=-1).indices == targets.unsqueeze(-1)).any(dim=-1).float()
     top_k.__name__ = f"top{k}_per_sample"
     return top_k
 
-def cross_entropy_per_sample(preds, targets) -> torch.Tensor:
+def cross_entropy_per_sample(preds,    # logits, `(batch, classes)`
+                             targets,  # class indices, `(batch,)`
+                            ) -> torch.Tensor:
     "The cross-entropy of each sample (`reduction='none'`): their mean is the usual loss."
     return F.cross_entropy(preds, targets, reduction='none')
 
-def metric_dict(**metrics):
+def metric_dict(**metrics,  # name=metric(preds, targets): e.g. `top1=accuracy_per_sample`
+               ):
     "One metric returning `{name: metric(preds, targets)}` for several metrics, evaluated on one pass of the model."
     if not metrics: raise ValueError("metric_dict needs at least one name=metric, e.g. metric_dict(top1=accuracy_per_sample)")
     bad = [k for k, f in metrics.items() if not callable(f)]
@@ -537,7 +561,8 @@ def _storage(t:torch.Tensor) -> int:
     try: return t.untyped_storage().data_ptr()
     except Exception: return id(t)
 
-def value_nbytes(v) -> int:
+def value_nbytes(v,  # a tensor, or tuples/lists/dicts of them
+                ) -> int:
     "Bytes held by the tensors in `v` (each distinct storage counted whole: a view keeps its base alive)."
     seen, total = set(), 0
     for t in tensors_of(v):
