@@ -893,13 +893,13 @@ def _sweep_from_csv(cls,
 # %% ../../nbs/analyze/results.ipynb #bfda679f
 @_method(SweepResult, kind=classmethod)
 def from_nni_csv(cls,
-                 path,      # the CSV file NNI's `SensitivityAnalysis.export` wrote
-                 *args,     # `read_nni_csv`'s other arguments (the baseline, ...)
-                 **kwargs,  # `read_nni_csv`'s keywords (`metric_name`, `higher_is_better`, ...)
+                 path,            # the CSV file NNI's `SensitivityAnalysis.export` wrote
+                 baseline:float,  # the untouched model's metric (NNI's `ori_metric`: not in the file)
+                 **kwargs,        # `read_nni_csv`'s keywords: `metric_name`, `higher_is_better`, `compression`, `model`
                 ) -> SweepResult:
     "A sweep from an NNI sensitivity CSV: `fasterai.analyze.interop.read_nni_csv(path, baseline, ...)`."
     from .interop import read_nni_csv
-    return read_nni_csv(path, *args, **kwargs)
+    return read_nni_csv(path, baseline, **kwargs)
 
 @_method(SweepResult)
 def to_nni_csv(self:SweepResult,
@@ -913,12 +913,11 @@ def to_nni_csv(self:SweepResult,
 @_method(SweepResult, kind=classmethod)
 def from_distiller_csv(cls,
                        path,      # Distiller's sensitivity.csv
-                       *args,     # `read_distiller_csv`'s other arguments
-                       **kwargs,  # `read_distiller_csv`'s keywords (`metric_name`, `higher_is_better`, ...)
+                       **kwargs,  # `read_distiller_csv`'s keywords: `metric`, `higher_is_better`, `compression`, `baseline`, `model`
                       ) -> SweepResult:
     "A sweep from Distiller's sensitivity.csv: `fasterai.analyze.interop.read_distiller_csv(path, ...)`."
     from .interop import read_distiller_csv
-    return read_distiller_csv(path, *args, **kwargs)
+    return read_distiller_csv(path, **kwargs)
 
 @_method(SweepResult)
 def to_distiller_csv(self:SweepResult,
