@@ -4,7 +4,7 @@
 
 # %% ../../nbs/analyze/results.ipynb #82ff6fd5
 from __future__ import annotations
-import copy, math
+import copy, math, textwrap
 from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
@@ -266,16 +266,22 @@ def _source_lines(settings:dict) -> list[str]:
 
 _SOURCE_KEYS = ('source', 'levels_as_written', 'metrics_as_written')   # settings of a file read from another tool (`fasterai.analyze.interop`)
 
+_REPORT_WIDTH = 83      # a printed report's prose lines fit the docs' column (83 monospace characters at 1400 px)
+
+def _fit(line:str, indent:str='  ') -> str:
+    "A long prose line of a report wrapped at `_REPORT_WIDTH` columns, the continuation lines indented."
+    return '\n'.join(textwrap.wrap(line, _REPORT_WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
+
 def _noise_head(r) -> str|None:
     "What the intervals are (method, level, resamples, samples) — or why there are none; None when nothing was recorded."
     c = r.confidence
     if not c: return None
-    if 'reason' in c: return f"Confidence: no interval — {c['reason']}"
+    if 'reason' in c: return _fit(f"Confidence: no interval — {c['reason']}")
     if r.metric_name in c.get('without', []):
         return (f"Confidence: no interval for {r.metric_name}: the metric gives it as one number over all samples "
                 f"(intervals for {[m for m in r.metrics if m not in c['without']]})")
     return (f"Confidence: {c['level']:.0%} {c['method']} intervals ({c['resamples']:,} resamples, seed {c['seed']}) over "
-            f"{c['samples']:,} samples; within noise = the interval contains 0 (marked ~)")
+            f"{c['samples']:,} samples;\n  within noise = the interval contains 0 (marked ~)")
 
 def _noise_counts(r, deltas, los, his) -> list[str]:
     "For the deltas of one level: how many are within noise, and how many samples would separate fragile from robust layers."
@@ -317,7 +323,7 @@ def _summary_text(self:SensitivityResult, top:int=5) -> str:
     sign = 'baseline - compressed' if self.higher_is_better else 'compressed - baseline'
     ms = [l for l in self.layers if l.measured]
     lines = [f"Sensitivity of {self.metric_name} to {self.compression_type} at {what}: {len(ms)} of {len(self.layers)} layers measured",
-             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better); "
+             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
              f"delta = {sign}, positive = damage"] + _coverage_lines(self, ms) + _metrics_line(self) + _source_lines(self.settings)
     if self.method != 'measured':
         lines.append(f"Estimated by {self.method!r}, not measured: the deltas are predictions (check them with rank_correlation)")
@@ -340,7 +346,7 @@ def _summary_text(self:SensitivityResult, top:int=5) -> str:
     um = [l for l in self.layers if not l.measured]
     if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {l.name}: {l.reason or 'no measurement'}" for l in um]
     lines += _note_lines(self.layers)
-    if self.timing is not None: lines += ['', f"Timing: {self.timing}"]
+    if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
     return '\n'.join(lines)
 
 def _nan(x) -> float: return math.nan if x is None else x
@@ -965,7 +971,7 @@ def _sweep_summary_text(self:SweepResult) -> str:
     d = self.deltas
     lines = [f"Sweep of {self.metric_name} under {self.compression_type} at {lv}: {len(self.layers)} layers, "
              f"{int((~np.isnan(d)).any(axis=1).sum())} measured",
-             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better); "
+             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
              f"delta = damage, positive = worse"] + _coverage_lines(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
     lines += _metrics_line(self) + _source_lines(self.settings)
     shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
@@ -983,13 +989,13 @@ def _sweep_summary_text(self:SweepResult) -> str:
         for i, l in enumerate(self.levels):
             m = ~np.isnan(d[:, i])
             counts = _noise_counts(self, d[m, i], lo[m, i], hi[m, i])
-            if counts: lines.append(f"  at {self.kind.format_level(l)}: " + '; '.join(counts))
+            if counts: lines.append(_fit(f"  at {self.kind.format_level(l)}: " + '; '.join(counts), '    '))
     stopped = [f"{c.name} at {self.kind.format_level(c.stopped_at)}" for c in self.layers if c.stopped_at is not None]
     if stopped: lines += ['', f"Cut short by early stop ({len(stopped)}): " + ', '.join(stopped)]
     um = [c for j, c in enumerate(self.layers) if np.isnan(d[j]).all()]
     if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {c.name}: {c.reason or 'no measurement'}" for c in um]
     lines += _note_lines(self.layers)
-    if self.timing is not None: lines += ['', f"Timing: {self.timing}"]
+    if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
     return '\n'.join(lines)
 
 @_method(SweepResult, 'summary')
