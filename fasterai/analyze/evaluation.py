@@ -23,11 +23,94 @@ from torch.utils._pytree import tree_map
 _all_ = ['model_device', 'eval_mode']
 
 # %% auto #0
-__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'as_metrics', 'check_measure', 'check_direction', 'metric_direction',
-           'resolve_directions', 'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches', 'split_batch',
-           'cat_batches', 'n_items', 'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest',
-           'batches_digest', 'DataEvaluator', 'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample',
-           'metric_dict', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
+__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'Evaluator', 'as_metric', 'as_metrics', 'check_measure', 'check_direction',
+           'metric_direction', 'resolve_directions', 'FunctionEvaluator', 'sampling_problem', 'eval_batches',
+           'split_batch', 'cat_batches', 'n_items', 'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into',
+           'batch_digest', 'batches_digest', 'DataEvaluator', 'accuracy_per_sample', 'top_k_per_sample',
+           'cross_entropy_per_sample', 'metric_dict', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device',
+           'eval_mode']
+
+# %% ../../nbs/analyze/evaluation.ipynb #d44e6a44
+class Evaluator:
+    "How an analysis gets its metric: `baseline()` on the intact model, then `compressed(touched)` after each compression."
+    source = 'eval_fn'        # what produces the metric, for error messages
+    sees_samples = False      # can it see the metric per sample (data + metric)? A black box cannot
+    n_samples = None          # samples of the last evaluation (set by evaluators that see the data)
+
+    def __init__(self,
+                 higher_is_better=None):   # True, False, a dict name -> bool for several metrics, or None: True / from the names
+        self.higher_is_better = check_direction(higher_is_better)
+        self.n, self.seconds, self.sample_seconds = 0, 0., 0.
+        self.names = self.directions = None            # the metric names and their directions, when the metric is a dict
+        self.base_samples = self.last_samples = None   # per-sample values of the baseline, of the last evaluation
+        self.keep_samples, self._noted = True, False
+
+    @property
+    def direction(self) -> bool:
+        "Higher is better, for a metric that is one number."
+        return True if self.higher_is_better is None else self.higher_is_better
+
+    def _timed(self, f, *args):
+        "`f(*args)`, timed until its value is computed: on a GPU the wait for the device is evaluation time, not bookkeeping."
+        t0 = time.perf_counter()
+        try:
+            out = f(*args)
+            for d in {t.device for t in tensors_of(out) if t.is_cuda}: torch.cuda.synchronize(d)   # the read after waits anyway
+            return out
+        finally: self.seconds += time.perf_counter() - t0; self.n += 1
+
+    def _split(self, raw, baseline:bool=False):
+        "`as_metrics` of a raw metric value, timing the per-sample part (bookkeeping, not evaluation)."
+        t0 = time.perf_counter()
+        value, samples = as_metrics(raw, self.n_samples, baseline, self.source)
+        if samples is None or not self.keep_samples: return value, None
+        self.sample_seconds += time.perf_counter() - t0
+        return value, samples
+
+    def baseline(self):
+        "Evaluate the intact model (and keep what later evaluations need): a number, or a dict name -> number."
+        value, samples = self._split(self._timed(self._baseline), baseline=True)
+        if isinstance(value, dict):
+            self.names = list(value)
+            self.directions = resolve_directions(self.names, self.higher_is_better, note=not self._noted)
+            self._noted = True
+        else:
+            if isinstance(self.higher_is_better, dict):
+                raise ValueError(f"higher_is_better={self.higher_is_better!r} is a dict, but the {self.source} returned one "
+                                 f"number: give True or False (a dict is for a {self.source} returning a dict of metrics)")
+            self.names = self.directions = None
+        self.base_samples, self.last_samples = samples, None
+        return value
+
+    def compressed(self,
+                   touched:list|None=None  # names of the modules (or tensors) the compression altered (None: unknown)
+                  ):
+        "Evaluate the model as it is now; a `NaN` metric counts as the worst value."
+        value, samples = self._split(self._timed(self._compressed, touched))
+        if self.names is not None and (not isinstance(value, dict) or list(value) != self.names) or (
+                self.names is None and isinstance(value, dict)):
+            raise ValueError(f"the {self.source} returned {list(value) if isinstance(value, dict) else 'one number'} now, "
+                             f"{self.names if self.names is not None else 'one number'} at the baseline: it must return the same metrics every time")
+        if (samples is None) != (self.base_samples is None) or (isinstance(samples, dict) and list(samples) != list(self.base_samples)):
+            raise ValueError(f"the {self.source} returned per-sample values for other metrics than at the baseline")
+        self.last_samples = samples
+        def worst(v, hib): return (-math.inf if hib else math.inf) if math.isnan(v) else v
+        if isinstance(value, dict): return {k: worst(v, self.directions[k]) for k, v in value.items()}
+        return worst(value, self.direction)
+
+    @property
+    def data_digest(self) -> str|None:
+        "A digest of the evaluation data read by the baseline; None when the evaluator does not see the data."
+        return None
+
+    def close(self): "Free what `baseline` kept."
+    def describe(self) -> str|None:
+        "How the metric is evaluated, for the result's timing line (None: nothing to say)."
+        return None
+    def _baseline(self): raise NotImplementedError
+    def _compressed(self, touched): raise NotImplementedError
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
 
 # %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
 def as_metric(value,                 # what the metric returned: a number, a numpy scalar or a one-element tensor
@@ -165,88 +248,6 @@ def resolve_directions(names:list,              # the metric names, as returned
             f"{n} {'higher' if v else 'lower'} is better" for n, v in inferred.items())
             + f"; pass higher_is_better={out} to set it", UserWarning, stacklevel=4)
     return out
-
-# %% ../../nbs/analyze/evaluation.ipynb #d44e6a44
-class Evaluator:
-    "How an analysis gets its metric: `baseline()` on the intact model, then `compressed(touched)` after each compression."
-    source = 'eval_fn'        # what produces the metric, for error messages
-    sees_samples = False      # can it see the metric per sample (data + metric)? A black box cannot
-    n_samples = None          # samples of the last evaluation (set by evaluators that see the data)
-
-    def __init__(self,
-                 higher_is_better=None):   # True, False, a dict name -> bool for several metrics, or None: True / from the names
-        self.higher_is_better = check_direction(higher_is_better)
-        self.n, self.seconds, self.sample_seconds = 0, 0., 0.
-        self.names = self.directions = None            # the metric names and their directions, when the metric is a dict
-        self.base_samples = self.last_samples = None   # per-sample values of the baseline, of the last evaluation
-        self.keep_samples, self._noted = True, False
-
-    @property
-    def direction(self) -> bool:
-        "Higher is better, for a metric that is one number."
-        return True if self.higher_is_better is None else self.higher_is_better
-
-    def _timed(self, f, *args):
-        "`f(*args)`, timed until its value is computed: on a GPU the wait for the device is evaluation time, not bookkeeping."
-        t0 = time.perf_counter()
-        try:
-            out = f(*args)
-            for d in {t.device for t in tensors_of(out) if t.is_cuda}: torch.cuda.synchronize(d)   # the read after waits anyway
-            return out
-        finally: self.seconds += time.perf_counter() - t0; self.n += 1
-
-    def _split(self, raw, baseline:bool=False):
-        "`as_metrics` of a raw metric value, timing the per-sample part (bookkeeping, not evaluation)."
-        t0 = time.perf_counter()
-        value, samples = as_metrics(raw, self.n_samples, baseline, self.source)
-        if samples is None or not self.keep_samples: return value, None
-        self.sample_seconds += time.perf_counter() - t0
-        return value, samples
-
-    def baseline(self):
-        "Evaluate the intact model (and keep what later evaluations need): a number, or a dict name -> number."
-        value, samples = self._split(self._timed(self._baseline), baseline=True)
-        if isinstance(value, dict):
-            self.names = list(value)
-            self.directions = resolve_directions(self.names, self.higher_is_better, note=not self._noted)
-            self._noted = True
-        else:
-            if isinstance(self.higher_is_better, dict):
-                raise ValueError(f"higher_is_better={self.higher_is_better!r} is a dict, but the {self.source} returned one "
-                                 f"number: give True or False (a dict is for a {self.source} returning a dict of metrics)")
-            self.names = self.directions = None
-        self.base_samples, self.last_samples = samples, None
-        return value
-
-    def compressed(self,
-                   touched:list|None=None  # names of the modules (or tensors) the compression altered (None: unknown)
-                  ):
-        "Evaluate the model as it is now; a `NaN` metric counts as the worst value."
-        value, samples = self._split(self._timed(self._compressed, touched))
-        if self.names is not None and (not isinstance(value, dict) or list(value) != self.names) or (
-                self.names is None and isinstance(value, dict)):
-            raise ValueError(f"the {self.source} returned {list(value) if isinstance(value, dict) else 'one number'} now, "
-                             f"{self.names if self.names is not None else 'one number'} at the baseline: it must return the same metrics every time")
-        if (samples is None) != (self.base_samples is None) or (isinstance(samples, dict) and list(samples) != list(self.base_samples)):
-            raise ValueError(f"the {self.source} returned per-sample values for other metrics than at the baseline")
-        self.last_samples = samples
-        def worst(v, hib): return (-math.inf if hib else math.inf) if math.isnan(v) else v
-        if isinstance(value, dict): return {k: worst(v, self.directions[k]) for k, v in value.items()}
-        return worst(value, self.direction)
-
-    @property
-    def data_digest(self) -> str|None:
-        "A digest of the evaluation data read by the baseline; None when the evaluator does not see the data."
-        return None
-
-    def close(self): "Free what `baseline` kept."
-    def describe(self) -> str|None:
-        "How the metric is evaluated, for the result's timing line (None: nothing to say)."
-        return None
-    def _baseline(self): raise NotImplementedError
-    def _compressed(self, touched): raise NotImplementedError
-    def __enter__(self): return self
-    def __exit__(self, *exc): self.close()
 
 # %% ../../nbs/analyze/evaluation.ipynb #4fb14cb9
 class FunctionEvaluator(Evaluator):
