@@ -28,7 +28,10 @@ max_target_pct = 99                                  # `SweepResult.to_layer_tar
 default_input_shape = (8, 3, 64, 64)                 # random batch for a model without data
 
 # %% ../nbs/cli.ipynb #366c3118
-def check_choice(arg:str, value, allowed) -> str:
+def check_choice(arg:str,  # the option's name, for the error message
+                 value,    # the value given
+                 allowed,  # the values allowed
+                ) -> str:
     "`value` if it is one of `allowed`, else a ValueError naming the option `arg` and the allowed values."
     if value not in allowed: raise ValueError(f"{arg}={value!r} is not allowed; allowed: {list(allowed)}")
     return value
@@ -42,8 +45,9 @@ def _kind(compression:str) -> type:
     "The registered kind `--compression` names."
     return get_compression(check_choice('--compression', compression, list(compressions)))
 
-def parse_levels(text:str|None,            # comma-separated levels, e.g. '50,70,90'; None: the kind's default levels
-                 compression:str) -> list:  # a registered kind: 'sparsity', 'pruning', 'quantization', ...
+def parse_levels(text:str|None,    # comma-separated levels, e.g. '50,70,90'; None: the kind's default levels
+                 compression:str,  # a registered kind: 'sparsity', 'pruning', 'quantization', ...
+                ) -> list:
     "The levels of `--levels`, each validated in the kind's unit (percent 0–100, or bits 2–16)."
     cls = _kind(compression)
     if text is None: return list(cls.default_levels)
@@ -53,8 +57,9 @@ def parse_levels(text:str|None,            # comma-separated levels, e.g. '50,70
     if len(set(lv)) != len(lv): raise ValueError(f"--levels={text!r} has duplicates")
     return lv
 
-def parse_options(texts,                   # `--option` values 'name=value' (a list, or one), or a dict name -> value; None: none
-                  compression:str) -> dict:  # a registered kind
+def parse_options(texts,            # `--option` values 'name=value' (a list, or one), or a dict name -> value; None: none
+                  compression:str,  # a registered kind
+                 ) -> dict:
     "The kind's options given with `--option name=value`, each parsed by its `Option` and checked by the kind."
     cls = _kind(compression)
     if texts is None: return {}
@@ -75,14 +80,16 @@ def parse_options(texts,                   # `--option` values 'name=value' (a l
         opts[name] = known[name].parse(value) if isinstance(value, str) else value
     as_compression(cls, opts)                    # another kind's option at another value than its default: refused here
     return opts
-def parse_shape(text:str) -> tuple:
+def parse_shape(text:str,  # the shape, batch first: '8,3,64,64' or '8x3x64x64'
+               ) -> tuple:
     "A shape like '8,3,64,64' or '8x3x64x64' (the batch first) as a tuple of positive integers."
     parts = [s.strip() for s in str(text).lower().replace('x', ',').split(',') if s.strip()]
     ok = len(parts) >= 2 and all(s.isdigit() and int(s) > 0 for s in parts)
     if not ok: raise ValueError(f"--input-shape={text!r} must be positive integers, the batch first, e.g. 8,3,64,64")
     return tuple(int(s) for s in parts)
 
-def parse_layer_types(text:str|None) -> tuple|None:   # comma-separated torch.nn class names, e.g. 'Conv2d,Linear'; None: any
+def parse_layer_types(text:str|None,  # comma-separated torch.nn class names, e.g. 'Conv2d,Linear'; None: any
+                     ) -> tuple|None:
     "The torch.nn layer classes `--layer-types` names; a close match is suggested for a misspelt one."
     if text is None: return None
     names = [s.strip() for s in str(text).split(',') if s.strip()]
@@ -123,7 +130,8 @@ def torchvision_names() -> list[str]:
 def _looks_like_path(s:str) -> bool:
     return os.sep in s or '/' in s or Path(s).suffix.lower() in ('.pt', '.pth', '.pkl', '.ckpt', '.bin', '.jit')
 
-def resolve_model(spec:str) -> tuple[str, object]:
+def resolve_model(spec:str,  # 'digits', a torchvision model name, or a saved model file
+                 ) -> tuple[str, object]:
     "What `--model` names: ('digits', None), ('torchvision', name) or ('file', Path); a clear error otherwise."
     if spec == 'digits': return 'digits', None
     if Path(spec).is_file(): return 'file', Path(spec)
@@ -150,7 +158,8 @@ def _as_state_dict(obj):
             if k in obj and (sd := _as_state_dict(obj[k])) is not None: return sd
     return None
 
-def file_kind(path) -> tuple[str, object]:
+def file_kind(path,  # the file to inspect (nothing in it is run)
+             ) -> tuple[str, object]:
     "('torchscript', None), ('state_dict', dict) or ('pickle', None) — nothing in the file is run."
     path = Path(path)
     if _is_torchscript(path): return 'torchscript', None
@@ -179,7 +188,9 @@ def _trusted_pickle(path:Path, trust_pickle:bool, arg:str) -> nn.Module:
     if not isinstance(obj, nn.Module): raise ValueError(f"{arg}={str(path)!r} holds {type(obj).__name__}, not a torch model")
     return obj
 
-def load_weights(path, trust_pickle:bool=False) -> dict:
+def load_weights(path,                     # a state dict file, a TorchScript archive, or a pickled model
+                 trust_pickle:bool=False,  # allow a whole pickled model (it runs code from the file)
+                ) -> dict:
     "The state dict in `--weights`: a state dict file, a TorchScript archive, or (with `trust_pickle`) a pickled model."
     check_flag('trust_pickle', trust_pickle)
     path = Path(path)
@@ -192,7 +203,9 @@ def load_weights(path, trust_pickle:bool=False) -> dict:
     if kind == 'pickle': return _trusted_pickle(path, trust_pickle, '--weights').state_dict()
     return sd
 
-def load_model_file(path, trust_pickle:bool=False) -> nn.Module:
+def load_model_file(path,                     # a TorchScript archive, or a pickled model
+                    trust_pickle:bool=False,  # allow a whole pickled model (it runs code from the file)
+                   ) -> nn.Module:
     "The model saved in `path`; a whole pickled model only with `trust_pickle` (it runs code from the file)."
     check_flag('trust_pickle', trust_pickle)
     path = Path(path)
@@ -220,7 +233,9 @@ def _flat_output(out) -> torch.Tensor:
         if ts: return torch.cat(ts)
     raise ValueError(f"the model returns {type(out).__name__}: the proxy metric needs tensor outputs")
 
-def output_change_fn(model:nn.Module, x:torch.Tensor):
+def output_change_fn(model:nn.Module,  # the intact model: its output on `x` is the reference
+                     x:torch.Tensor,   # the fixed batch the metric runs on
+                    ):
     "`eval_fn(m)` = mean |m(x) − model(x)| / mean |model(x)| on the fixed batch `x`: a proxy metric, lower is better."
     with torch.no_grad():
         was = model.training
@@ -233,7 +248,9 @@ def output_change_fn(model:nn.Module, x:torch.Tensor):
     return output_change
 
 # %% ../nbs/cli.ipynb #06ab7ab1
-def bar_level(levels:list, target:float|None):
+def bar_level(levels:list,        # the sweep's levels
+              target:float|None,  # the target level (None: the middle level)
+             ):
     "The level of the bar chart: the one nearest to `target`, or the middle one without a target."
     if target is None: return sorted(levels)[len(levels) // 2]
     return min(levels, key=lambda l: (abs(l - target), -l))
@@ -244,16 +261,20 @@ def _save(draw, path:Path, figsize):
     draw(ax=fig.subplots())
     fig.savefig(path, dpi=100)
 
-def report_files(sweep:SweepResult, targets:dict|None, bar:float) -> list[str]:
+def report_files(sweep:SweepResult,  # the sweep reported
+                 targets:dict|None,  # layer -> percent (None: no targets.json)
+                 bar:float,          # level of the single-level bar chart
+                ) -> list[str]:
     "The names of the files `write_report` writes."
     return (['sweep.csv', 'sweep.json', 'curves.png', 'heatmap.png', f"bars_{bar:g}.png"]
             + (['targets.json'] if targets is not None else []) + ['summary.txt'])
 
-def write_report(sweep:SweepResult,       # the sweep to report
-                 out,                     # folder, created if needed
-                 targets:dict|None,       # layer -> percent for targets.json (None: not written)
-                 bar:float,               # level of the single-level bar chart
-                 summary:str) -> dict:    # the printed text, saved as summary.txt
+def write_report(sweep:SweepResult,  # the sweep to report
+                 out,                # folder, created if needed
+                 targets:dict|None,  # layer -> percent for targets.json (None: not written)
+                 bar:float,          # level of the single-level bar chart
+                 summary:str,        # the text of summary.txt (the sweep's summary with the run's settings)
+                ) -> dict:
     "Write the report files of `report_files` into `out`; returns name -> path."
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     files = {n: out/n for n in report_files(sweep, targets, bar)}
@@ -266,11 +287,13 @@ def write_report(sweep:SweepResult,       # the sweep to report
     return files
 
 # %% ../nbs/cli.ipynb #37190aca
-def budget_kinds(budget) -> list[str]:
+def budget_kinds(budget,  # what the model may keep: a dict like `{'macs': 50}` (`parse_budget`)
+                ) -> list[str]:
     "The registered kinds that reduce something the budget limits (`Compression.reduces`), in registry order."
     return [k for k, c in compressions.items() if set(c.reduces) & set(budget)]
 
-def parse_budget(text:str) -> dict:
+def parse_budget(text:str,  # what the compressed model may keep, e.g. 'macs=50,bytes=10' (percent of dense)
+                ) -> dict:
     "`'macs=50,bytes=10'` -> `{'macs': 50.0, 'bytes': 10.0}`: what the compressed model may keep, percent of dense."
     out = {}
     for part in [p.strip() for p in str(text).split(',') if p.strip()]:
@@ -283,7 +306,7 @@ def parse_budget(text:str) -> dict:
     try: return check_budget(out)
     except ValueError as e: raise ValueError(f"--budget={text!r}: {e}") from None
 
-def plan_files(kinds,               # the kinds the budget sweeps (`budget_kinds`)
+def plan_files(kinds,               # the kinds the plan measures (`budget_kinds`)
                compare:bool=False   # with `--compare`: the comparison's table and figure too
               ) -> list[str]:
     "The names of the files a `--budget` run writes."
@@ -460,7 +483,8 @@ def sensitivity_report(
     return {'sweep': sw, 'targets': targets, 'files': files, 'model': net}
 
 # %% ../nbs/cli.ipynb #367050ba
-def normalize_options(argv:list) -> list:
+def normalize_options(argv:list,  # the command-line arguments
+                     ) -> list:
     "Option names with dashes as fastcore's underscores: `--input-shape=8,3` -> `--input_shape=8,3`; values untouched."
     out = []
     for a in argv:

@@ -27,7 +27,8 @@ __all__ = ['PERCENT', 'BITS', 'compressions', 'RESOLVED_STEPS', 'first_item', 'L
            'SparsityCompression', 'QuantizationCompression', 'PruningCompression']
 
 # %% ../../nbs/analyze/compressions.ipynb #5e5d4afa
-def first_item(inputs):
+def first_item(inputs,  # the sample: a batched tensor, or anything else (kept as it is)
+              ):
     "The first example of a batched tensor (shape `(1, ...)`); anything else as it is."
     if isinstance(inputs, torch.Tensor) and inputs.dim() > 1 and inputs.shape[0] > 1: return inputs[:1]
     return inputs
@@ -120,7 +121,8 @@ def register_compression(cls):
     compressions[cls.name] = cls
     return cls
 
-def get_compression(name:str) -> type:
+def get_compression(name:str,  # a registered kind's name: 'sparsity', 'pruning', 'quantization', ...
+                   ) -> type:
     "The `Compression` class registered as `name`; a clear error listing the known names otherwise."
     if not isinstance(name, str) or name not in compressions:
         raise ValueError(f"compression={name!r} is not known; allowed: {list(compressions)}")

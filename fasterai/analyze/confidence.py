@@ -79,13 +79,17 @@ class PairedBootstrap:
         return lo, hi
 
 # %% ../../nbs/analyze/confidence.ipynb #b3c3f1b9
-def within_noise(low, high) -> bool|None:
+def within_noise(low,   # the interval's low end (None or NaN: no interval)
+                 high,  # the interval's high end
+                ) -> bool|None:
     "True when the interval `[low, high]` contains 0 (the delta cannot be told from no damage); None without an interval."
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)): return None
     return bool(low <= 0 <= high)
 
-def samples_to_separate(deltas, low, high,   # the deltas of one level and their intervals (NaN: none)
-                        n:int                # samples the intervals were computed on
+def samples_to_separate(deltas,  # the deltas of one level (NaN: not measured)
+                        low,     # their intervals' low ends (NaN: none)
+                        high,    # their intervals' high ends (NaN: none)
+                        n:int,   # samples the intervals were computed on
                        ) -> float:
     "Samples at which a typical fragile and a typical robust delta have intervals that do not overlap (NaN: fewer than 2 intervals; inf: no spread)."
     d, lo, hi = (np.asarray(a, dtype=float) for a in (deltas, low, high))

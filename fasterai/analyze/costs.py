@@ -27,9 +27,9 @@ SPARSE_INDEX = (None, 'bitmask')        # how a sparsified tensor's positions ar
 @dataclass
 class Selection:
     "What a plan compresses: pruning group id -> percent, layer -> sparsity percent, layer -> bits."
-    pruning:dict = field(default_factory=dict)
-    sparsity:dict = field(default_factory=dict)
-    bits:dict = field(default_factory=dict)
+    pruning:dict = field(default_factory=dict)    # pruning group id -> percent of its channels
+    sparsity:dict = field(default_factory=dict)   # layer -> percent of its weights zeroed
+    bits:dict = field(default_factory=dict)       # layer -> bits per weight
 
 # %% ../../nbs/analyze/costs.ipynb #ae2c7d25
 @dataclass
@@ -126,7 +126,10 @@ def arrays(self:CostModel) -> _Arrays:
 
 # %% ../../nbs/analyze/costs.ipynb #d8826de0
 @patch
-def prune_removed(self:CostModel, group:str, level:float) -> tuple:
+def prune_removed(self:CostModel,
+                  group:str,       # a pruning group id (as the analysis names it)
+                  level:float,     # percent of the group's channels pruned
+                 ) -> tuple:
     "`(tensor indices, channels removed: len × axes)` when pruning `group` by `level` percent, alone."
     key = (group, float(level))
     a = self.arrays()
@@ -136,12 +139,17 @@ def prune_removed(self:CostModel, group:str, level:float) -> tuple:
     return a.prune[key]
 
 @patch
-def prune_macs(self:CostModel, group:str, level:float) -> float:
+def prune_macs(self:CostModel,
+               group:str,       # a pruning group id
+               level:float,     # percent of the group's channels pruned
+              ) -> float:
     "MACs of weightless operations (attention's products) that pruning `group` by `level` percent removes, alone (0 if counted apart)."
     return self.arrays().prune_macs.get((group, float(level)), 0.) if self.count_other else 0.
 
 @patch
-def state(self:CostModel, sel:Selection) -> tuple:
+def state(self:CostModel,
+          sel:Selection,   # what is compressed: pruning, sparsity and bits per group or layer
+         ) -> tuple:
     "`(sizes, sparsity, bits)` of every tensor under `sel`: sizes tensors × axes, sparsity in percent, bits."
     a = self.arrays()
     sizes = a.shapes.copy()
@@ -155,7 +163,12 @@ def state(self:CostModel, sel:Selection) -> tuple:
     return sizes, spars, bits
 
 @patch
-def tensor_costs(self:CostModel, idx, sizes, spars, bits) -> np.ndarray:
+def tensor_costs(self:CostModel,
+                 idx,             # tensor indices
+                 sizes,           # their sizes along each axis (... × axes)
+                 spars,           # their sparsity, percent
+                 bits,            # their bits per weight
+                ) -> np.ndarray:
     "`(..., 3)`: params, MACs and bytes kept by tensors `idx` at `sizes` (... × axes), `spars` percent and `bits` (broadcast)."
     a = self.arrays()
     numel = sizes.prod(-1)
@@ -171,7 +184,9 @@ def tensor_costs(self:CostModel, idx, sizes, spars, bits) -> np.ndarray:
     return np.stack(np.broadcast_arrays(nz, macs, nbytes), -1)
 
 @patch
-def figures(self:CostModel, sel:Selection|None=None) -> dict:
+def figures(self:CostModel,
+            sel:Selection|None=None,  # what is compressed (None: nothing, the dense model)
+           ) -> dict:
     "Params, MACs and bytes the model keeps under `sel` (None: uncompressed)."
     sizes, spars, bits = self.state(sel or Selection())
     c = self.tensor_costs(np.arange(len(sizes)), sizes, spars, bits).sum(0)
@@ -179,7 +194,9 @@ def figures(self:CostModel, sel:Selection|None=None) -> dict:
     return dict(zip(KEYS, map(float, c)))
 
 @patch
-def removed(self:CostModel, sel:Selection) -> dict:
+def removed(self:CostModel,
+            sel:Selection,   # what is compressed
+           ) -> dict:
     "What `sel` removes: params, MACs and bytes of the uncompressed model minus those under `sel`."
     d, f = self.figures(), self.figures(sel)
     return {k: d[k] - f[k] for k in KEYS}
@@ -187,7 +204,8 @@ def removed(self:CostModel, sel:Selection) -> dict:
 # %% ../../nbs/analyze/costs.ipynb #9062ec54
 _SAME_MODEL = ('names', 'shapes', 'nonzero', 'bits', 'layers', 'macs', 'other_macs')
 
-def merge_cost_models(models:list) -> CostModel:
+def merge_cost_models(models:list,  # `CostModel`s (or their dicts) recorded on one model
+                     ) -> CostModel:
     "One cost model from several recorded on one model (`CostModel`s or their dicts): every layer's axes, every group's pruning levels."
     cms = [m if isinstance(m, CostModel) else CostModel.from_dict(m) for m in models]
     if not cms: raise ValueError("models is empty: give at least one cost model")

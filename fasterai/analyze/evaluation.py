@@ -23,143 +23,12 @@ from torch.utils._pytree import tree_map
 _all_ = ['model_device', 'eval_mode']
 
 # %% auto #0
-__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'as_metric', 'as_metrics', 'check_measure', 'check_direction', 'metric_direction',
-           'resolve_directions', 'Evaluator', 'FunctionEvaluator', 'sampling_problem', 'eval_batches', 'split_batch',
-           'cat_batches', 'n_items', 'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest',
-           'batches_digest', 'DataEvaluator', 'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample',
-           'metric_dict', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device', 'eval_mode']
-
-# %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
-def as_metric(value,
-              baseline:bool=False,     # the untouched model's value: must be finite
-              source:str='eval_fn'     # who returned it, for the error message
-             ) -> float:
-    "A metric value as a float: a number, a numpy scalar or a one-element tensor; a clear error otherwise."
-    check_flag('baseline', baseline)
-    v = value
-    if isinstance(v, torch.Tensor) and v.numel() == 1: v = v.item()
-    elif isinstance(v, np.generic): v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{source} must return a number (e.g. an accuracy or a loss), or a dict of them; it returned "
-                        f"{type(value).__name__}: {value!r}")
-    v = float(v)
-    if baseline and not math.isfinite(v):
-        raise ValueError(f"{source} returned {type(value).__name__}: {value!r} on the untouched model; a finite number is expected")
-    return v
-
-_CPU, _F64 = torch.device('cpu'), torch.float64
-
-def _per_sample(v, n:int|None) -> tuple|None:
-    "`(values, mean)` of a 1-D tensor or array with one entry per sample (the values a float64 copy on the CPU), else None."
-    if n is None or n < 2: return None
-    if isinstance(v, torch.Tensor):
-        if v.dim() != 1 or v.shape[0] != n: return None
-        # One copy, summed by torch. Right after a forward pass each distinct tensor op costs ~10-15 µs more (cold caches)
-        # than in a loop, so no op that is not needed: `detach` only when there is a graph to cut
-        s = (v.detach() if v.requires_grad else v).to(_CPU, _F64, copy=True).numpy()     # the one transfer of this evaluation
-        return s, float(s.sum()) / n
-    if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == n:
-        s = v.astype(np.float64)
-        return s, float(np.add.reduce(s)) / n
-    return None
-
-def _source(source:str, key) -> str: return source if key is None else f"{source}[{key!r}]"
-
-def _one_metric(v, n, baseline, source, key=None):
-    "`(value, per-sample values or None)` of one metric (`key`: its name in a dict; the message names it)."
-    got = _per_sample(v, n)
-    if got is not None:
-        s, m = got
-        if baseline and not math.isfinite(m):
-            raise ValueError(f"{_source(source, key)} gave per-sample values whose mean is {m} on the untouched model; finite values are expected")
-        return m, s
-    size = v.numel() if isinstance(v, torch.Tensor) else v.size if isinstance(v, np.ndarray) else 1
-    if size != 1:
-        want = f"one number, or one value per sample (shape ({n},))," if n and n > 1 else "one number (or a dict of them)"
-        raise TypeError(f"{_source(source, key)} returned a {type(v).__name__} of shape {tuple(v.shape)}: {want} is expected")
-    return as_metric(v, baseline, _source(source, key)), None
-
-def as_metrics(value,
-               n_samples:int|None=None,   # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
-               baseline:bool=False,       # the untouched model's value: must be finite
-               source:str='eval_fn'       # who returned it, for the error message
-              ) -> tuple:
-    "`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or a dict of arrays)."
-    if isinstance(value, dict):
-        if not value: raise ValueError(f"{source} returned an empty dict: give at least one metric name -> number")
-        if not all(isinstance(k, str) and k for k in value):
-            bad = [k for k in value if not isinstance(k, str) or not k]
-            raise TypeError(f"{source} returned a dict whose keys {bad} are not metric names (non-empty strings)")
-        out, samples = {}, {}
-        for k, v in value.items():
-            out[k], s = _one_metric(v, n_samples, baseline, source, k)
-            if s is not None: samples[k] = s
-        return out, (samples or None)
-    return _one_metric(value, n_samples, baseline, source)
-
-def check_measure(eval_fn, data, metric):
-    "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."
-    if eval_fn is not None:
-        if data is not None or metric is not None:
-            raise ValueError("give either eval_fn, or data and metric — not both")
-        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
-    elif data is None and metric is None:
-        raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and "
-                         "metric=metric(preds, targets) -> float")
-    elif data is None or metric is None:
-        raise ValueError(f"data and metric go together: {'metric' if metric is None else 'data'} is missing")
-
-
-# %% ../../nbs/analyze/evaluation.ipynb #5fca3f77
-def check_direction(higher_is_better) -> bool|dict|None:
-    "`higher_is_better` as given — None, a bool, or a dict metric name -> bool — or a TypeError naming what is wrong."
-    hib = higher_is_better
-    if hib is None or isinstance(hib, bool): return hib
-    if isinstance(hib, dict) and hib:
-        bad = {k: v for k, v in hib.items() if not isinstance(k, str) or not isinstance(v, bool)}
-        if not bad: return dict(hib)
-        raise TypeError(f"higher_is_better={hib!r}: every entry must be a metric name -> True or False; not {bad}")
-    raise TypeError(f"higher_is_better={hib!r} must be True or False (or, for several metrics, a dict name -> True/False); "
-                    f"{type(hib).__name__} values are not read as booleans")
-
-_LOWER = {'loss', 'error', 'err', 'nll', 'ce', 'entropy', 'mse', 'mae', 'rmse', 'perplexity', 'ppl', 'wer', 'cer', 'distance', 'kl',
-          'divergence'}
-_HIGHER = {'accuracy', 'acc', 'top1', 'top5', 'f1', 'precision', 'recall', 'auc', 'map', 'bleu', 'iou', 'dice', 'r2'}
-
-def metric_direction(name:str) -> bool|None:
-    "True (higher is better) or False for a metric whose name says so ('top5', 'val_loss', 'error_rate'), else None."
-    words = [w for w in re.split(r'[^a-z0-9]+', name.lower()) if w]
-    lower = any(w in _LOWER for w in words)
-    higher = any(w in _HIGHER or re.fullmatch(r'top\d+', w) for w in words)
-    return None if lower == higher else higher
-
-def resolve_directions(names:list,              # the metric names, as returned
-                       higher_is_better=None,   # None, a bool for all, or a dict name -> bool
-                       note:bool=True           # warn once about the directions inferred from the names
-                      ) -> dict:
-    "Name -> higher is better, for every metric: given, or inferred from a known name (with a note); anything else raises."
-    hib = check_direction(higher_is_better)
-    if isinstance(hib, bool):
-        clash = [n for n in names if metric_direction(n) not in (None, hib)]
-        if clash: raise ValueError(f"higher_is_better={hib} for every metric, but {clash} {'is' if len(clash) == 1 else 'are'} "
-                                   f"{'higher' if not hib else 'lower'}-is-better by name: pass a dict, e.g. "
-                                   f"{ {n: metric_direction(n) if metric_direction(n) is not None else hib for n in names} }")
-        return {n: hib for n in names}
-    given = hib or {}
-    extra = [k for k in given if k not in names]
-    if extra: raise ValueError(f"higher_is_better names {extra}, which the metric does not return; its metrics: {list(names)}")
-    out, inferred, unknown = {}, {}, []
-    for n in names:
-        if n in given: out[n] = given[n]
-        elif metric_direction(n) is not None: out[n] = inferred[n] = metric_direction(n)
-        else: unknown.append(n)
-    if unknown: raise ValueError(f"higher_is_better is needed for {unknown}: their names do not say whether higher is better; "
-                                 f"pass higher_is_better={ {n: out.get(n, True) for n in names} } (with the right values)")
-    if inferred and note:
-        warnings.warn("higher_is_better inferred from the metric names: " + ', '.join(
-            f"{n} {'higher' if v else 'lower'} is better" for n, v in inferred.items())
-            + f"; pass higher_is_better={out} to set it", UserWarning, stacklevel=4)
-    return out
+__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'Evaluator', 'as_metric', 'as_metrics', 'check_measure', 'check_direction',
+           'metric_direction', 'resolve_directions', 'FunctionEvaluator', 'sampling_problem', 'eval_batches',
+           'split_batch', 'cat_batches', 'n_items', 'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into',
+           'batch_digest', 'batches_digest', 'DataEvaluator', 'accuracy_per_sample', 'top_k_per_sample',
+           'cross_entropy_per_sample', 'metric_dict', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device',
+           'eval_mode']
 
 # %% ../../nbs/analyze/evaluation.ipynb #d44e6a44
 class Evaluator:
@@ -243,6 +112,143 @@ class Evaluator:
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
 
+# %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
+def as_metric(value,                 # what the metric returned: a number, a numpy scalar or a one-element tensor
+              baseline:bool=False,   # the untouched model's value: must be finite
+              source:str='eval_fn',  # who returned it, for the error message
+             ) -> float:
+    "A metric value as a float: a number, a numpy scalar or a one-element tensor; a clear error otherwise."
+    check_flag('baseline', baseline)
+    v = value
+    if isinstance(v, torch.Tensor) and v.numel() == 1: v = v.item()
+    elif isinstance(v, np.generic): v = v.item()
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{source} must return a number (e.g. an accuracy or a loss), or a dict of them; it returned "
+                        f"{type(value).__name__}: {value!r}")
+    v = float(v)
+    if baseline and not math.isfinite(v):
+        raise ValueError(f"{source} returned {type(value).__name__}: {value!r} on the untouched model; a finite number is expected")
+    return v
+
+_CPU, _F64 = torch.device('cpu'), torch.float64
+
+def _per_sample(v, n:int|None) -> tuple|None:
+    "`(values, mean)` of a 1-D tensor or array with one entry per sample (the values a float64 copy on the CPU), else None."
+    if n is None or n < 2: return None
+    if isinstance(v, torch.Tensor):
+        if v.dim() != 1 or v.shape[0] != n: return None
+        # One copy, summed by torch. Right after a forward pass each distinct tensor op costs ~10-15 µs more (cold caches)
+        # than in a loop, so no op that is not needed: `detach` only when there is a graph to cut
+        s = (v.detach() if v.requires_grad else v).to(_CPU, _F64, copy=True).numpy()     # the one transfer of this evaluation
+        return s, float(s.sum()) / n
+    if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == n:
+        s = v.astype(np.float64)
+        return s, float(np.add.reduce(s)) / n
+    return None
+
+def _source(source:str, key) -> str: return source if key is None else f"{source}[{key!r}]"
+
+def _one_metric(v, n, baseline, source, key=None):
+    "`(value, per-sample values or None)` of one metric (`key`: its name in a dict; the message names it)."
+    got = _per_sample(v, n)
+    if got is not None:
+        s, m = got
+        if baseline and not math.isfinite(m):
+            raise ValueError(f"{_source(source, key)} gave per-sample values whose mean is {m} on the untouched model; finite values are expected")
+        return m, s
+    size = v.numel() if isinstance(v, torch.Tensor) else v.size if isinstance(v, np.ndarray) else 1
+    if size != 1:
+        want = f"one number, or one value per sample (shape ({n},))," if n and n > 1 else "one number (or a dict of them)"
+        raise TypeError(f"{_source(source, key)} returned a {type(v).__name__} of shape {tuple(v.shape)}: {want} is expected")
+    return as_metric(v, baseline, _source(source, key)), None
+
+def as_metrics(value,                    # what the metric returned: one number, a dict of them, or per-sample tensors
+               n_samples:int|None=None,  # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
+               baseline:bool=False,      # the untouched model's value: must be finite
+               source:str='eval_fn',     # who returned it, for the error message
+              ) -> tuple:
+    "`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or a dict of arrays)."
+    if isinstance(value, dict):
+        if not value: raise ValueError(f"{source} returned an empty dict: give at least one metric name -> number")
+        if not all(isinstance(k, str) and k for k in value):
+            bad = [k for k in value if not isinstance(k, str) or not k]
+            raise TypeError(f"{source} returned a dict whose keys {bad} are not metric names (non-empty strings)")
+        out, samples = {}, {}
+        for k, v in value.items():
+            out[k], s = _one_metric(v, n_samples, baseline, source, k)
+            if s is not None: samples[k] = s
+        return out, (samples or None)
+    return _one_metric(value, n_samples, baseline, source)
+
+def check_measure(eval_fn,  # eval_fn(model) -> float, or None
+                  data,     # the batches `(x, y)`, or None
+                  metric,   # metric(preds, targets) -> float, or None
+                 ):
+    "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."
+    if eval_fn is not None:
+        if data is not None or metric is not None:
+            raise ValueError("give either eval_fn, or data and metric — not both")
+        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
+    elif data is None and metric is None:
+        raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and "
+                         "metric=metric(preds, targets) -> float")
+    elif data is None or metric is None:
+        raise ValueError(f"data and metric go together: {'metric' if metric is None else 'data'} is missing")
+
+
+# %% ../../nbs/analyze/evaluation.ipynb #5fca3f77
+def check_direction(higher_is_better,  # None, True, False, or a dict metric name -> bool
+                   ) -> bool|dict|None:
+    "`higher_is_better` as given — None, a bool, or a dict metric name -> bool — or a TypeError naming what is wrong."
+    hib = higher_is_better
+    if hib is None or isinstance(hib, bool): return hib
+    if isinstance(hib, dict) and hib:
+        bad = {k: v for k, v in hib.items() if not isinstance(k, str) or not isinstance(v, bool)}
+        if not bad: return dict(hib)
+        raise TypeError(f"higher_is_better={hib!r}: every entry must be a metric name -> True or False; not {bad}")
+    raise TypeError(f"higher_is_better={hib!r} must be True or False (or, for several metrics, a dict name -> True/False); "
+                    f"{type(hib).__name__} values are not read as booleans")
+
+_LOWER = {'loss', 'error', 'err', 'nll', 'ce', 'entropy', 'mse', 'mae', 'rmse', 'perplexity', 'ppl', 'wer', 'cer', 'distance', 'kl',
+          'divergence'}
+_HIGHER = {'accuracy', 'acc', 'top1', 'top5', 'f1', 'precision', 'recall', 'auc', 'map', 'bleu', 'iou', 'dice', 'r2'}
+
+def metric_direction(name:str,  # a metric's name, e.g. 'top5', 'val_loss'
+                    ) -> bool|None:
+    "True (higher is better) or False for a metric whose name says so ('top5', 'val_loss', 'error_rate'), else None."
+    words = [w for w in re.split(r'[^a-z0-9]+', name.lower()) if w]
+    lower = any(w in _LOWER for w in words)
+    higher = any(w in _HIGHER or re.fullmatch(r'top\d+', w) for w in words)
+    return None if lower == higher else higher
+
+def resolve_directions(names:list,              # the metric names, as returned
+                       higher_is_better=None,   # None, a bool for all, or a dict name -> bool
+                       note:bool=True           # warn once about the directions inferred from the names
+                      ) -> dict:
+    "Name -> higher is better, for every metric: given, or inferred from a known name (with a note); anything else raises."
+    hib = check_direction(higher_is_better)
+    if isinstance(hib, bool):
+        clash = [n for n in names if metric_direction(n) not in (None, hib)]
+        if clash: raise ValueError(f"higher_is_better={hib} for every metric, but {clash} {'is' if len(clash) == 1 else 'are'} "
+                                   f"{'higher' if not hib else 'lower'}-is-better by name: pass a dict, e.g. "
+                                   f"{ {n: metric_direction(n) if metric_direction(n) is not None else hib for n in names} }")
+        return {n: hib for n in names}
+    given = hib or {}
+    extra = [k for k in given if k not in names]
+    if extra: raise ValueError(f"higher_is_better names {extra}, which the metric does not return; its metrics: {list(names)}")
+    out, inferred, unknown = {}, {}, []
+    for n in names:
+        if n in given: out[n] = given[n]
+        elif metric_direction(n) is not None: out[n] = inferred[n] = metric_direction(n)
+        else: unknown.append(n)
+    if unknown: raise ValueError(f"higher_is_better is needed for {unknown}: their names do not say whether higher is better; "
+                                 f"pass higher_is_better={ {n: out.get(n, True) for n in names} } (with the right values)")
+    if inferred and note:
+        warnings.warn("higher_is_better inferred from the metric names: " + ', '.join(
+            f"{n} {'higher' if v else 'lower'} is better" for n, v in inferred.items())
+            + f"; pass higher_is_better={out} to set it", UserWarning, stacklevel=4)
+    return out
+
 # %% ../../nbs/analyze/evaluation.ipynb #4fb14cb9
 class FunctionEvaluator(Evaluator):
     "Evaluate with your `eval_fn(model) -> float` (or a dict of metrics), counting the calls and the seconds spent inside."
@@ -267,7 +273,8 @@ PASS_INSTEAD = ("pass a list of batches, or DataLoader(dataset, batch_size=...) 
 
 def _is_dataloaders(o) -> bool: return any(c.__name__ == 'DataLoaders' for c in type(o).__mro__)
 
-def sampling_problem(batches) -> str|None:
+def sampling_problem(batches,  # the batches: a list, a `DataLoader`, any iterable
+                    ) -> str|None:
     "What makes `batches` come out in another order, or with other items, on each pass (a shuffling loader, a random sampler); None if nothing is seen."
     if getattr(batches, 'shuffle', False) is True: return "data is shuffled (shuffle=True)"
     if not isinstance(batches, DataLoader) or isinstance(batches.dataset, IterableDataset): return None
@@ -279,7 +286,8 @@ def sampling_problem(batches) -> str|None:
     if isinstance(smp, RandomSampler): return f"data is shuffled (a RandomSampler as its {where}: shuffle=True)"
     return f"data draws its items with a {type(smp).__name__} (its {where}), not in a fixed order"
 
-def eval_batches(data):
+def eval_batches(data,  # a list of `(x, y)` batches, a `DataLoader`, fastai `DataLoaders`, or one `(x, y)` pair
+                ):
     "The batches to evaluate on: a fastai `DataLoaders`' `valid`, a single `(x, y)` pair of tensors as one batch, else `data` itself; a loader that is not sequential is refused."
     if _is_dataloaders(data): data = data.valid
     elif (isinstance(data, (tuple, list)) and len(data) == 2
@@ -294,8 +302,8 @@ def eval_batches(data):
     if problem: raise ValueError(f"{problem}: {SAME_BATCHES}; {PASS_INSTEAD}")
     return data
 
-def split_batch(batch,
-                n_inp:int|None=None   # how many leading elements are inputs (None: all but the last)
+def split_batch(batch,                # one batch: a tuple or list `(x, ..., y)`
+                n_inp:int|None=None,  # how many leading elements are inputs (None: all but the last)
                ) -> tuple:
     "`(inputs, targets)` of one batch; several inputs come back as a tuple."
     if not isinstance(batch, (tuple, list)) or len(batch) < 2:
@@ -305,19 +313,24 @@ def split_batch(batch,
     xs, ys = batch[:k], batch[k:]
     return (xs[0] if len(xs) == 1 else tuple(xs)), (ys[0] if len(ys) == 1 else tuple(ys))
 
-def cat_batches(values:list):
+def cat_batches(values:list,  # one value per batch: a tensor, or a tuple/list/dict of tensors
+               ):
     "Concatenate per-batch values along the batch axis: tensors, or tuples/lists/dicts of them."
     def cat(*xs):
         if not isinstance(xs[0], torch.Tensor): raise TypeError(f"cannot concatenate batch values of type {type(xs[0]).__name__}")
         return torch.cat(xs) if len(xs) > 1 else xs[0]
     return tree_map(cat, values[0], *values[1:])
 
-def n_items(targets) -> int|None:
+def n_items(targets,  # a batch's targets: a tensor, or a tuple/list/dict of tensors
+           ) -> int|None:
     "How many samples `targets` holds: the length of its first tensor with a batch axis (None if it has none)."
     ts = [t for t in tensors_of(targets) if t.dim() > 0]
     return int(ts[0].shape[0]) if ts else None
 
-def check_targets(preds, targets, batch:int):
+def check_targets(preds,      # the model's output on the batch
+                  targets,    # the batch's targets
+                  batch:int,  # the batch's index, for the error message
+                 ):
     "A batch's predictions and targets are of the same samples: a `ValueError` naming `data`, the batch and both sizes otherwise."
     n_preds, n_targets = n_items(preds), n_items(targets)
     if n_preds is not None and n_targets is not None and n_preds != n_targets:
@@ -325,11 +338,13 @@ def check_targets(preds, targets, batch:int):
                          f"{n_targets}; each batch of data must be (inputs, targets) of the same samples")
 
 # %% ../../nbs/analyze/evaluation.ipynb #c0a1e5b6
-def tensor_desc(t:torch.Tensor) -> str:
+def tensor_desc(t:torch.Tensor,  # any tensor
+               ) -> str:
     "Shape and dtype of `t` as text, e.g. '16x1x3x3 float32'."
     return f"{'x'.join(map(str, t.shape)) or 'scalar'} {str(t.dtype).replace('torch.', '')}"
 
-def tensor_bytes(t:torch.Tensor) -> memoryview:
+def tensor_bytes(t:torch.Tensor,  # any tensor: dense, sparse or quantized, on any device
+                ) -> memoryview:
     "The bytes of `t`'s values, read on the CPU (a sparse tensor as dense, a quantized one as its integers)."
     t = t.detach()
     if type(t) is not torch.Tensor: t = t.as_subclass(torch.Tensor)     # e.g. fastai's TensorImage: plain bytes, no dispatch
@@ -339,7 +354,9 @@ def tensor_bytes(t:torch.Tensor) -> memoryview:
     t = t.contiguous().reshape(-1)
     return t.view(torch.uint8).numpy().data if t.numel() else memoryview(b'')
 
-def digest_into(h, o):
+def digest_into(h,  # a hash object with `update(bytes)`
+                o,  # the value to hash
+               ):
     "Feed `o` to the hash object `h`: tensors and arrays (shape, dtype, bytes), numbers, strings, dicts, lists, re-iterables; other objects by their type."
     if isinstance(o, torch.Tensor): h.update(f"T{tensor_desc(o)};".encode()); h.update(tensor_bytes(o))
     elif isinstance(o, np.ndarray): digest_into(h, torch.from_numpy(np.ascontiguousarray(o)))
@@ -361,13 +378,15 @@ class _Crc32:
     def update(self, b): self.value = zlib.crc32(b, self.value)
     def hexdigest(self) -> str: return f"{self.value:08x}"
 
-def batch_digest(batch) -> str:
+def batch_digest(batch,  # one batch: tensors, or tuples/lists/dicts of them
+                ) -> str:
     "A cheap digest of one batch (CRC-32 of its tensors' shapes, dtypes and bytes): 8 hex digits that tell two batches apart."
     h = _Crc32()
     digest_into(h, batch)
     return h.hexdigest()
 
-def batches_digest(digests:list) -> str:
+def batches_digest(digests:list,  # the `batch_digest` of each batch, in order
+                  ) -> str:
     "One digest (BLAKE2, 16 hex digits) for a list of batch digests, in order."
     return hashlib.blake2b(' '.join(digests).encode(), digest_size=8).hexdigest()
 
@@ -450,22 +469,28 @@ class DataEvaluator(Evaluator):
     def _compressed(self, touched): return self.evaluate()
 
 # %% ../../nbs/analyze/evaluation.ipynb #cba720e3
-def accuracy_per_sample(preds, targets) -> torch.Tensor:
+def accuracy_per_sample(preds,    # logits or probabilities, `(batch, classes)`
+                        targets,  # class indices, `(batch,)`
+                       ) -> torch.Tensor:
     "1. where the top prediction is the target, else 0., per sample: their mean is the accuracy."
     return (preds.argmax(dim=-1) == targets).float()
 
-def top_k_per_sample(k:int):
+def top_k_per_sample(k:int,  # how many top predictions count (a positive integer)
+                    ):
     "A metric giving 1. where the target is among the `k` top predictions, else 0., per sample: their mean is the top-k accuracy."
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1: raise ValueError(f"k={k!r} must be a positive integer")
     def top_k(preds, targets): return (preds.topk(k, dim=-1).indices == targets.unsqueeze(-1)).any(dim=-1).float()
     top_k.__name__ = f"top{k}_per_sample"
     return top_k
 
-def cross_entropy_per_sample(preds, targets) -> torch.Tensor:
+def cross_entropy_per_sample(preds,    # logits, `(batch, classes)`
+                             targets,  # class indices, `(batch,)`
+                            ) -> torch.Tensor:
     "The cross-entropy of each sample (`reduction='none'`): their mean is the usual loss."
     return F.cross_entropy(preds, targets, reduction='none')
 
-def metric_dict(**metrics):
+def metric_dict(**metrics,  # name=metric(preds, targets): e.g. `top1=accuracy_per_sample`
+               ):
     "One metric returning `{name: metric(preds, targets)}` for several metrics, evaluated on one pass of the model."
     if not metrics: raise ValueError("metric_dict needs at least one name=metric, e.g. metric_dict(top1=accuracy_per_sample)")
     bad = [k for k, f in metrics.items() if not callable(f)]
@@ -537,7 +562,8 @@ def _storage(t:torch.Tensor) -> int:
     try: return t.untyped_storage().data_ptr()
     except Exception: return id(t)
 
-def value_nbytes(v) -> int:
+def value_nbytes(v,  # a tensor, or tuples/lists/dicts of them
+                ) -> int:
     "Bytes held by the tensors in `v` (each distinct storage counted whole: a view keeps its base alive)."
     seen, total = set(), 0
     for t in tensors_of(v):

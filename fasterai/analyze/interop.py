@@ -32,7 +32,8 @@ def fraction_to_percent(text:str,      # a fraction as written in the file, e.g.
     if abs(p - r) <= 1e-9: p = r
     return int(p) if p.is_integer() else p
 
-def percent_to_fraction(level) -> str:
+def percent_to_fraction(level,  # a level in percent, e.g. 25
+                       ) -> str:
     "The text of `level` percent as a fraction, as Python writes the float: 25 -> '0.25', 15 -> '0.15'."
     return repr(float(Decimal(repr(level)) / 100))
 

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/analyze/results.ipynb #82ff6fd5
 from __future__ import annotations
-import copy, math
+import copy, math, textwrap
 from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
@@ -51,11 +51,16 @@ class Timing:
                 f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}"
                 + (f"; {self.evaluation}" if self.evaluation else ''))
 
-def damage(baseline:float, metric:float, higher_is_better:bool=True) -> float:
+def damage(baseline:float,              # the intact model's metric
+           metric:float,                # the compressed model's metric
+           higher_is_better:bool=True,  # True for an accuracy, False for a loss
+          ) -> float:
     "Positive = worse: `baseline - metric` when higher is better, else `metric - baseline`."
     return baseline - metric if higher_is_better else metric - baseline
 
-def level_str(compression_type:str, level) -> str:
+def level_str(compression_type:str,  # a registered kind: 'sparsity', 'pruning', 'quantization', ...
+              level,                 # a level in the kind's unit (percent or bits)
+             ) -> str:
     "A level with its unit, as the kind `compression_type` writes it: '50%', '8 bits'."
     return get_compression(compression_type).format_level(level)
 
@@ -261,16 +266,22 @@ def _source_lines(settings:dict) -> list[str]:
 
 _SOURCE_KEYS = ('source', 'levels_as_written', 'metrics_as_written')   # settings of a file read from another tool (`fasterai.analyze.interop`)
 
+_REPORT_WIDTH = 83      # a printed report's prose lines fit the docs' column (83 monospace characters at 1400 px)
+
+def _fit(line:str, indent:str='  ') -> str:
+    "A long prose line of a report wrapped at `_REPORT_WIDTH` columns, the continuation lines indented."
+    return '\n'.join(textwrap.wrap(line, _REPORT_WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
+
 def _noise_head(r) -> str|None:
     "What the intervals are (method, level, resamples, samples) — or why there are none; None when nothing was recorded."
     c = r.confidence
     if not c: return None
-    if 'reason' in c: return f"Confidence: no interval — {c['reason']}"
+    if 'reason' in c: return _fit(f"Confidence: no interval — {c['reason']}")
     if r.metric_name in c.get('without', []):
         return (f"Confidence: no interval for {r.metric_name}: the metric gives it as one number over all samples "
                 f"(intervals for {[m for m in r.metrics if m not in c['without']]})")
     return (f"Confidence: {c['level']:.0%} {c['method']} intervals ({c['resamples']:,} resamples, seed {c['seed']}) over "
-            f"{c['samples']:,} samples; within noise = the interval contains 0 (marked ~)")
+            f"{c['samples']:,} samples;\n  within noise = the interval contains 0 (marked ~)")
 
 def _noise_counts(r, deltas, los, his) -> list[str]:
     "For the deltas of one level: how many are within noise, and how many samples would separate fragile from robust layers."
@@ -312,7 +323,7 @@ def _summary_text(self:SensitivityResult, top:int=5) -> str:
     sign = 'baseline - compressed' if self.higher_is_better else 'compressed - baseline'
     ms = [l for l in self.layers if l.measured]
     lines = [f"Sensitivity of {self.metric_name} to {self.compression_type} at {what}: {len(ms)} of {len(self.layers)} layers measured",
-             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better); "
+             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
              f"delta = {sign}, positive = damage"] + _coverage_lines(self, ms) + _metrics_line(self) + _source_lines(self.settings)
     if self.method != 'measured':
         lines.append(f"Estimated by {self.method!r}, not measured: the deltas are predictions (check them with rank_correlation)")
@@ -335,7 +346,7 @@ def _summary_text(self:SensitivityResult, top:int=5) -> str:
     um = [l for l in self.layers if not l.measured]
     if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {l.name}: {l.reason or 'no measurement'}" for l in um]
     lines += _note_lines(self.layers)
-    if self.timing is not None: lines += ['', f"Timing: {self.timing}"]
+    if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
     return '\n'.join(lines)
 
 def _nan(x) -> float: return math.nan if x is None else x
@@ -448,8 +459,12 @@ def _load_json(cls, path, spec, check=lambda r: r):
 
 def _json_methods(cls, spec, what:str, check=lambda r: r):
     "Give `cls` its `to_json(path)` and `from_json(path)` (a classmethod), decoding with the field decoders `spec`."
-    def to_json(self, path): _save_json(self, path)
-    def from_json(cls_, path): return _load_json(cls_, path, spec, check)
+    def to_json(self,
+                path,  # the JSON file to write
+               ): _save_json(self, path)
+    def from_json(cls_,
+                  path,  # a JSON file written by `to_json`
+                 ): return _load_json(cls_, path, spec, check)
     to_json.__doc__ = "Save as JSON (everything, timing included)."
     from_json.__doc__ = f"Load {what} saved by `to_json`; a malformed file raises `ValueError`."
     _method(cls)(to_json); _method(cls, kind=classmethod)(from_json)
@@ -486,14 +501,18 @@ def _read_first_row(rows:list, head:list, spec:dict) -> dict:
     return out
 
 @_method(SensitivityResult, 'to_csv')
-def _to_csv(self:SensitivityResult, path):
+def _to_csv(self:SensitivityResult,
+            path,                    # the CSV file to write
+           ):
     "Save as CSV: one row per layer, the result's metadata repeated on each row (its cost model on the first; timing is not saved)."
     meta = [getattr(self, k) for k in _META + _META_OPT]
     write_csv(path, list(_LAYER_FIELDS) + _META + _META_OPT + _FIRST_ROW,
               [[getattr(l, k) for k in _LAYER_FIELDS] + meta + _first_row_meta(self, j) for j, l in enumerate(self.layers)])
 
 @_method(SensitivityResult, 'from_csv', classmethod)
-def _from_csv(cls, path) -> SensitivityResult:
+def _from_csv(cls,
+              path,  # a CSV file written by `to_csv`
+             ) -> SensitivityResult:
     "Load a result saved by `to_csv`; a malformed file raises `ValueError`."
     head, rows = read_csv(path)
     missing = [c for c in list(LayerSensitivity._core) + _META if c not in head]
@@ -664,7 +683,9 @@ def _at_others(c:LayerCurve, i:int) -> dict|None:
             for k, o in c.others.items()}
 
 @_method(SweepResult, 'at')
-def _at(self:SweepResult, level) -> SensitivityResult:
+def _at(self:SweepResult,
+        level,             # one of the sweep's levels
+       ) -> SensitivityResult:
     "The single-level `SensitivityResult` at one of the measured levels (with every metric and interval)."
     i = self._level_index(level)
     d = self.deltas[:, i]
@@ -735,30 +756,34 @@ def _plot_curves(self:SweepResult,
                  delta:bool=False,        # plot the damage instead of the metric
                  ax=None,                 # draw into this matplotlib Axes instead
                  layers=None,             # only these layers (names); None: all
-                 top:int|None=None,       # only the `top` most damaged (of `layers`)
-                 metric:str|None=None):   # plot this metric (None: `metric_name`)
-    "Metric (or damage) against level, one line per layer, baseline dashed."
+                 top:int|None=5,          # the `top` most damaged (of `layers`) in colour and in the legend, the others thin grey; None: all in colour
+                 metric:str|None=None,    # plot this metric (None: `metric_name`)
+                ):
+    "Metric (or damage) against level, one line per layer, baseline dashed: the most damaged layers in colour and named, the rest grey."
     check_flag('delta', delta)
     import matplotlib.pyplot as plt
     self = self._pick(metric)
-    rows = _curve_rows(self, layers, top)
+    rows = _curve_rows(self, layers)
+    named = set(_curve_rows(self, layers, top))
     if ax is None: _, ax = plt.subplots(figsize=figsize)
     v = self.deltas if delta else np.array([c.metrics for c in self.layers], dtype=float).reshape(len(self.layers), -1)
     x = np.array(self.levels, dtype=float)
-    for j in rows:
+    for j in sorted(rows, key=lambda j: j in named):        # the grey lines first, under the coloured ones
         c = self.layers[j]
         if np.all(np.isnan(v[j])): continue
-        line, = ax.plot(x, v[j], marker='o', ms=3, lw=1.2, label=c.name)
+        if j in named: line, = ax.plot(x, v[j], marker='o', ms=3, lw=1.5, label=c.name, zorder=3)
+        else: line, = ax.plot(x, v[j], lw=0.8, color='0.75', label='_nolegend_', zorder=2)
         if c.stopped_at is not None:
             k = self._level_index(c.stopped_at)
-            ax.plot(x[k], v[j, k], marker='x', ms=9, color=line.get_color())
+            ax.plot(x[k], v[j, k], marker='x', ms=9 if j in named else 6, color=line.get_color(), label='_nolegend_', zorder=line.get_zorder())
     ax.axhline(0 if delta else self.baseline_metric, color='black', ls='--', lw=1, label='baseline')
     if self.kind.invert_axis(): ax.invert_xaxis()
     ax.set_xlabel(self.kind.axis_label())
     ax.set_ylabel(f'delta ({self.metric_name} damage)' if delta else self.metric_name)
-    ax.set_title(f"Sensitivity curves: {self.compression_type}" + (f" ({len(rows)} of {len(self.layers)} layers)"
-                                                                   if len(rows) < len(self.layers) else ''))
-    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1), ncol=1 + len(rows) // 25)
+    what = ([f"{len(rows)} of {len(self.layers)} layers"] if len(rows) < len(self.layers) else []) \
+           + ([f"the {len(named)} most damaged in colour"] if len(named) < len(rows) else [])
+    ax.set_title(f"Sensitivity curves: {self.compression_type}" + (f" ({', '.join(what)})" if what else ''))
+    ax.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
     ax.figure.tight_layout()
     return ax
 
@@ -830,7 +855,9 @@ _SWEEP_META_OPT = ['other_metrics', 'confidence']            # columns added lat
 _CURVE_COLS = [k for k in _CURVE_FIELDS if k not in ('name', 'metrics')]
 
 @_method(SweepResult, 'to_csv')
-def _sweep_to_csv(self:SweepResult, path):
+def _sweep_to_csv(self:SweepResult,
+                  path,              # the CSV file to write
+                 ):
     "Save as fasterai's wide CSV: layer, one column per level (the metric), then descriptive columns (for NNI's own format: `to_nni_csv`)."
     meta = [getattr(self, k) for k in _SWEEP_META + _SWEEP_META_OPT]
     write_csv(path, ['layer'] + [to_cell(l) for l in self.levels] + _CURVE_COLS + _SWEEP_META + _SWEEP_META_OPT + _FIRST_ROW,
@@ -845,7 +872,9 @@ def _foreign_hint(path, head) -> str:
     return ''
 
 @_method(SweepResult, 'from_csv', classmethod)
-def _sweep_from_csv(cls, path) -> SweepResult:
+def _sweep_from_csv(cls,
+                    path,  # a CSV file written by `to_csv`
+                   ) -> SweepResult:
     "Load a sweep saved by `to_csv`; a malformed file raises `ValueError` (another tool's file: says which reader to use)."
     head, rows = read_csv(path, hint=_foreign_hint)
     known = {'layer'} | set(_CURVE_COLS) | set(_SWEEP_META) | set(_SWEEP_META_OPT) | set(_FIRST_ROW)
@@ -869,25 +898,37 @@ def _sweep_from_csv(cls, path) -> SweepResult:
 
 # %% ../../nbs/analyze/results.ipynb #bfda679f
 @_method(SweepResult, kind=classmethod)
-def from_nni_csv(cls, path, *args, **kwargs) -> SweepResult:
+def from_nni_csv(cls,
+                 path,            # the CSV file NNI's `SensitivityAnalysis.export` wrote
+                 baseline:float,  # the untouched model's metric (NNI's `ori_metric`: not in the file)
+                 **kwargs,        # `read_nni_csv`'s keywords: `metric_name`, `higher_is_better`, `compression`, `model`
+                ) -> SweepResult:
     "A sweep from an NNI sensitivity CSV: `fasterai.analyze.interop.read_nni_csv(path, baseline, ...)`."
     from .interop import read_nni_csv
-    return read_nni_csv(path, *args, **kwargs)
+    return read_nni_csv(path, baseline, **kwargs)
 
 @_method(SweepResult)
-def to_nni_csv(self:SweepResult, path, metric:str|None=None):
+def to_nni_csv(self:SweepResult,
+               path,                  # the CSV file to write
+               metric:str|None=None,  # the metric to write (None: `metric_name`): NNI files hold one
+              ):
     "Write the sweep as NNI's `SensitivityAnalysis.export` does: `fasterai.analyze.interop.write_nni_csv`."
     from .interop import write_nni_csv
     return write_nni_csv(self, path, metric)
 
 @_method(SweepResult, kind=classmethod)
-def from_distiller_csv(cls, path, *args, **kwargs) -> SweepResult:
+def from_distiller_csv(cls,
+                       path,      # Distiller's sensitivity.csv
+                       **kwargs,  # `read_distiller_csv`'s keywords: `metric`, `higher_is_better`, `compression`, `baseline`, `model`
+                      ) -> SweepResult:
     "A sweep from Distiller's sensitivity.csv: `fasterai.analyze.interop.read_distiller_csv(path, ...)`."
     from .interop import read_distiller_csv
-    return read_distiller_csv(path, *args, **kwargs)
+    return read_distiller_csv(path, **kwargs)
 
 @_method(SweepResult)
-def to_distiller_csv(self:SweepResult, path):
+def to_distiller_csv(self:SweepResult,
+                     path,              # the CSV file to write
+                    ):
     "Write the sweep as Distiller's sensitivity.csv: `fasterai.analyze.interop.write_distiller_csv`."
     from .interop import write_distiller_csv
     return write_distiller_csv(self, path)
@@ -930,7 +971,7 @@ def _sweep_summary_text(self:SweepResult) -> str:
     d = self.deltas
     lines = [f"Sweep of {self.metric_name} under {self.compression_type} at {lv}: {len(self.layers)} layers, "
              f"{int((~np.isnan(d)).any(axis=1).sum())} measured",
-             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better); "
+             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
              f"delta = damage, positive = worse"] + _coverage_lines(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
     lines += _metrics_line(self) + _source_lines(self.settings)
     shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
@@ -948,13 +989,13 @@ def _sweep_summary_text(self:SweepResult) -> str:
         for i, l in enumerate(self.levels):
             m = ~np.isnan(d[:, i])
             counts = _noise_counts(self, d[m, i], lo[m, i], hi[m, i])
-            if counts: lines.append(f"  at {self.kind.format_level(l)}: " + '; '.join(counts))
+            if counts: lines.append(_fit(f"  at {self.kind.format_level(l)}: " + '; '.join(counts), '    '))
     stopped = [f"{c.name} at {self.kind.format_level(c.stopped_at)}" for c in self.layers if c.stopped_at is not None]
     if stopped: lines += ['', f"Cut short by early stop ({len(stopped)}): " + ', '.join(stopped)]
     um = [c for j, c in enumerate(self.layers) if np.isnan(d[j]).all()]
     if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {c.name}: {c.reason or 'no measurement'}" for c in um]
     lines += _note_lines(self.layers)
-    if self.timing is not None: lines += ['', f"Timing: {self.timing}"]
+    if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
     return '\n'.join(lines)
 
 @_method(SweepResult, 'summary')

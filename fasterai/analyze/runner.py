@@ -29,7 +29,8 @@ early_stop_modes = {
     'minimize': lambda baseline, metric, value: metric < value,
     'maximize': lambda baseline, metric, value: metric > value}
 
-def check_early_stop(early_stop):
+def check_early_stop(early_stop,  # None, or `(mode, value)`: a mode of `early_stop_modes` ('dropped', 'raised', 'minimize', 'maximize') and its threshold
+                    ):
     "Validate `early_stop`: None or `(mode, value)` with a mode of `early_stop_modes`."
     if early_stop is None: return None
     if not (isinstance(early_stop, (tuple, list)) and len(early_stop) == 2):
@@ -57,7 +58,10 @@ class UnitResult:
 
 class Progress:
     "A fastprogress bar over the measurements, or nothing at all when not `verbose`."
-    def __init__(self, total:int, verbose:bool):
+    def __init__(self,
+                 total:int,     # how many measurements the bar counts
+                 verbose:bool,  # False: no bar, nothing printed
+                ):
         self.n, self.pb = 0, None
         if verbose and total:
             self.pb = progress_bar(range(total))
@@ -70,24 +74,26 @@ class Progress:
         if interrupted: self.pb.on_interrupt()
         elif self.n < self.pb.total: self.pb.on_iter_end()
 
-def primary(value, metric:str|None=None) -> float:
+def primary(value,                 # a metric value: a number, or a dict name -> number
+            metric:str|None=None,  # with a dict: the name that ranks (None: its first entry)
+           ) -> float:
     "The ranking metric of a value: the number itself, or `value[metric]` of a dict (its first entry when `metric` is None)."
     if not isinstance(value, dict): return value
     return value[metric] if metric is not None else next(iter(value.values()))
 
-def measure_unit(comp,                  # a `Compression`, prepared
-                 unit,                  # one of `comp.units()`
-                 levels:list,           # checked levels, mildest first
-                 evaluator,             # `compressed(touched)` -> a number or a dict of them
-                 baseline,              # the intact model's metric (for early stop)
-                 stop=None,             # checked `early_stop`, or None
-                 reset=None,            # called after each measurement (e.g. restore the buffers)
-                 progress:Progress|None=None,
-                 after=None,            # called after each level (the sharded loop learns there whether a rank failed)
-                 metric:str|None=None,  # with several metrics: the one early stop reads
-                 intervals=None,        # a `DeltaIntervals` for the evaluator's per-sample values (None: no intervals)
-                 errors:str='record',   # 'record': a level that raises ends the unit, recorded as failed; 'raise': the error goes on
-                 repair=None            # after a failure: called to give the model back (e.g. the guard's `put_back`)
+def measure_unit(comp,                         # a `Compression`, prepared
+                 unit,                         # one of `comp.units()`
+                 levels:list,                  # checked levels, mildest first
+                 evaluator,                    # `compressed(touched)` -> a number or a dict of them
+                 baseline,                     # the intact model's metric (for early stop)
+                 stop=None,                    # checked `early_stop`, or None
+                 reset=None,                   # called after each measurement (e.g. restore the buffers)
+                 progress:Progress|None=None,  # the bar to advance after each level (None: none)
+                 after=None,                   # called after each level (the sharded loop learns there whether a rank failed)
+                 metric:str|None=None,         # with several metrics: the one early stop reads
+                 intervals=None,               # a `DeltaIntervals` for the evaluator's per-sample values (None: no intervals)
+                 errors:str='record',          # 'record': a level that raises ends the unit, recorded as failed; 'raise': the error goes on
+                 repair=None,                  # after a failure: called to give the model back (e.g. the guard's `put_back`)
                 ) -> UnitResult:
     "Compress `unit` at each level, evaluate, undo; stop early if told to; queue its deltas' intervals (they arrive at `intervals.flush()`)."
     res = UnitResult.unmeasured(len(levels))
@@ -130,8 +136,8 @@ def dist_context() -> tuple[int, int]:
 @dataclass
 class Ranks:
     "The processes an analysis is shared with: this one is `rank` of `world`, over `group` (None: the default group)."
-    rank:int=0
-    world:int=1
+    rank:int=0                   # this process's rank
+    world:int=1                  # how many processes share the analysis
     group:object=None            # the `ProcessGroup` (None: the default group, or no group at all)
     backend:str|None=None        # 'gloo', 'nccl', ... (None: one process, no group)
 
@@ -140,7 +146,8 @@ class Ranks:
         "Where the collectives' tensors live: this rank's CUDA device under NCCL, else the CPU."
         return torch.device('cuda', torch.cuda.current_device()) if self.backend == 'nccl' else torch.device('cpu')
 
-def dist_ranks(distributed=False) -> Ranks:
+def dist_ranks(distributed=False,  # False: this process alone; True: the default process group; or a `ProcessGroup`
+              ) -> Ranks:
     "The ranks to share an analysis with: `False` this process alone, `True` the default process group, or that `ProcessGroup`."
     if distributed is False: return Ranks()
     import torch.distributed as dist
@@ -158,8 +165,9 @@ def dist_ranks(distributed=False) -> Ranks:
                                   "this rank belongs to (or run the analysis only on its members)")
     return Ranks(rank, dist.get_world_size(group), group, str(dist.get_backend(group)))
 
-def check_device(model:nn.Module|None,   # the model analysed (None: not known)
-                 ranks:Ranks):
+def check_device(model:nn.Module|None,  # the model analysed (None: not known)
+                 ranks:Ranks,           # the ranks the analysis is shared with (`dist_ranks`)
+                ):
     "Under NCCL each rank computes on its own GPU: the model must be on `cuda:{torch.cuda.current_device()}`."
     if ranks.backend != 'nccl': return
     if model is None: raise ValueError("a distributed analysis over NCCL needs the model (evaluator.model) to check its device")
@@ -171,12 +179,17 @@ def check_device(model:nn.Module|None,   # the model analysed (None: not known)
                          f"torch.cuda.set_device(local_rank); model.to(f'cuda:{{local_rank}}') "
                          f"(local_rank = int(os.environ['LOCAL_RANK']) under torchrun)")
 
-def shard(items:list, rank:int, world:int) -> list:
+def shard(items:list,  # the units to share out, in order
+          rank:int,    # this process's rank
+          world:int,   # how many ranks
+         ) -> list:
     "The items of `rank` out of `world`: round-robin by position (`items[rank::world]`)."
     if not 0 <= rank < world: raise ValueError(f"rank={rank} must be in [0, {world})")
     return list(items)[rank::world]
 
-def gather(obj, ranks:Ranks) -> list:
+def gather(obj,          # this rank's object (picklable)
+           ranks:Ranks,  # the ranks to gather from (`dist_ranks`)
+          ) -> list:
     "Every rank's `obj`, in rank order (`all_gather_object`); `[obj]` in a single process."
     if ranks.world == 1: return [obj]
     import torch.distributed as dist
@@ -184,7 +197,9 @@ def gather(obj, ranks:Ranks) -> list:
     dist.all_gather_object(out, obj, group=ranks.group)
     return out
 
-def together(f, ranks:Ranks) -> list:
+def together(f,            # the function every rank runs, without arguments
+             ranks:Ranks,  # the ranks that run it (`dist_ranks`)
+            ) -> list:
     "Run `f()` on every rank and gather the results; if it raised anywhere — `KeyboardInterrupt` included — raise on every rank."
     try: out, err = f(), None
     except BaseException as e:
@@ -201,7 +216,10 @@ def together(f, ranks:Ranks) -> list:
 
 class StopSignal:
     "After each measurement, every rank learns whether a rank failed: one `all_reduce` (MAX) of a flag per step, the same number of steps on every rank."
-    def __init__(self, ranks:Ranks, steps:int): self.ranks, self.steps, self.n = ranks, steps, 0
+    def __init__(self,
+                 ranks:Ranks,  # the ranks that share the analysis (`dist_ranks`)
+                 steps:int,    # how many steps every rank takes
+                ): self.ranks, self.steps, self.n = ranks, steps, 0
 
     def step(self, failed:bool=False) -> bool:
         "Take part in the next step (raising the flag if this rank `failed`); True when a rank failed."
@@ -219,14 +237,16 @@ class StopSignal:
         return False
 
 # %% ../../nbs/analyze/runner.ipynb #1d78bb35
-def model_fingerprint(model:nn.Module) -> dict:
+def model_fingerprint(model:nn.Module,  # the model whose parameters and buffers are hashed
+                     ) -> dict:
     "Parameter/buffer name -> 'shape dtype hash' of its bytes (any device)."
     out = {}
     for n, t in [*model.named_parameters(), *model.named_buffers()]:
         out[n] = f"{tensor_desc(t)} {hashlib.blake2b(tensor_bytes(t), digest_size=8).hexdigest()}"
     return out
 
-def data_digest(o) -> str:
+def data_digest(o,  # tensors, nested lists, tuples, dicts, or a DataLoader (each batch hashed)
+               ) -> str:
     "A hash of the tensors in `o` (nested lists, tuples, dicts, DataLoaders: each batch) and their shapes."
     h = hashlib.blake2b(digest_size=8)
     digest_into(h, o)
@@ -273,7 +293,11 @@ def _keys_diff(part:str, a:dict, b:dict, la:str, lb:str, show_values:bool) -> st
                            for k in keys) + ' not the same'
     return f"{part} differs: {what}"
 
-def fingerprint_diff(a:dict, b:dict, la:str='the checkpoint', lb:str='this analysis') -> str|None:
+def fingerprint_diff(a:dict,                   # a fingerprint (e.g. the checkpoint's)
+                     b:dict,                   # another (e.g. this analysis')
+                     la:str='the checkpoint',  # how the text names `a`
+                     lb:str='this analysis',   # how the text names `b`
+                    ) -> str|None:
     "What differs between fingerprints `a` and `b` (model, data, settings and the keys), or None."
     diffs = [_model_diff(a['model'], b['model'], la, lb),
              _keys_diff('data', a['data'], b['data'], la, lb, show_values=False),
@@ -313,7 +337,9 @@ _UNIT_REQUIRED = ['names', 'metrics', 'removed', 'stopped_at']        # 'ci' onl
 _CK_FIELDS = {'fingerprint': _dec_fingerprint, 'baseline': _dec_value,
               'units': list_of(lambda v, what: decode(dict, v, _UNIT_FIELDS, what, _UNIT_REQUIRED))}
 
-def rank_path(path, rank:int) -> Path:
+def rank_path(path,      # the checkpoint path given to the analysis
+              rank:int,  # the rank whose file it is
+             ) -> Path:
     "The checkpoint file of `rank` in a sharded run: 'ck.json' -> 'ck.rank1.json'."
     p = Path(path)
     return p.with_name(f"{p.stem}.rank{rank}{p.suffix}")
@@ -414,7 +440,9 @@ def _intervals(ev, confidence:dict|None) -> tuple:
 
 _unshared_warned = set()      # processes told that their process group does not share the analysis
 
-def unshared_checkpoint(checkpoint, distributed):
+def unshared_checkpoint(checkpoint,   # the checkpoint path given to the analysis (or None)
+                        distributed,  # the analysis' `distributed` argument (False: not shared)
+                       ):
     "The checkpoint path of this process: its own rank's file when a process group of several ranks is up but `distributed` is False (the ranks would otherwise write one file); said once."
     rank, world = dist_context()
     if distributed is not False or world < 2: return checkpoint

@@ -44,7 +44,11 @@ __all__ = ['COST_STEP', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 
            'compressions', 'describe_kinds', 'SparsityCompression', 'QuantizationCompression', 'PruningCompression']
 
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
-def select_layers(model:nn.Module, layers=None, units:bool=True, embeddings:bool=False) -> dict:
+def select_layers(model:nn.Module,        # the model to analyse
+                  layers=None,            # None (every candidate), a name, a module, a type, a filter_fn(module, name), or a list of these
+                  units:bool=True,        # also the weights that are not a layer's `.weight` (attention, RNNs, Conv1D); False: layers only
+                  embeddings:bool=False,  # with `units`: every embedding table too (naming one selects it anyway)
+                 ) -> dict:
     "The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, types, filter_fn)."
     check_flags(units=units, embeddings=embeddings)
     if not units and isinstance(layers, (list, tuple)) and layers and all(isinstance(x, str) for x in layers):

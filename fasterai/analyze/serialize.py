@@ -14,12 +14,14 @@ __all__ = ['FORMAT', 'dec_str', 'dec_bool', 'dec_dict', 'enc_float', 'jsonable',
 # %% ../../nbs/analyze/serialize.ipynb #19690247
 FORMAT = 'fasterai.sensitivity'
 
-def enc_float(x) -> float|str:
+def enc_float(x,  # a number (a float, an int, a numpy or one-element torch scalar)
+             ) -> float|str:
     "A float for JSON: itself when finite, else 'nan', 'inf' or '-inf'."
     x = float(x)
     return x if math.isfinite(x) else repr(x)
 
-def jsonable(o):
+def jsonable(o,  # a value: dicts and lists are walked, floats encoded, the rest kept
+            ):
     "`o` with every float made JSON-safe (`enc_float`), through dicts and lists."
     if isinstance(o, float): return enc_float(o)
     if isinstance(o, dict): return {k: jsonable(v) for k, v in o.items()}
@@ -27,23 +29,30 @@ def jsonable(o):
     return o
 
 # %% ../../nbs/analyze/serialize.ipynb #f6049d8a
-def dec_float(v, what:str) -> float:
+def dec_float(v,         # the value read from JSON or CSV
+              what:str,  # the field's name, for the error message
+             ) -> float:
     "A float: a JSON number, or one of 'nan', 'inf', '-inf'."
     if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)) or (isinstance(v, str) and v not in ('nan', 'inf', '-inf')):
         raise ValueError(f"{what} should be a number, got {v!r}")
     return float(v)
 
-def dec_int(v, what:str) -> int:
+def dec_int(v,         # the value read from JSON or CSV
+            what:str,  # the field's name, for the error message
+           ) -> int:
     "An integer (not a bool, not a float)."
     if isinstance(v, bool) or not isinstance(v, numbers.Integral): raise ValueError(f"{what} should be an integer, got {v!r}")
     return int(v)
 
-def dec_level(v, what:str):
+def dec_level(v,         # the value read from JSON or CSV
+              what:str,  # the field's name, for the error message
+             ):
     "A level: an int or a float, kept as it is."
     if isinstance(v, bool) or not isinstance(v, numbers.Real): raise ValueError(f"{what} should be a number, got {v!r}")
     return v
 
-def dec_type(t:type):
+def dec_type(t:type,  # the one type the decoder accepts
+            ):
     "A decoder accepting values of type `t` only."
     def dec(v, what):
         if not isinstance(v, t): raise ValueError(f"{what} should be a {t.__name__}, got {v!r}")
@@ -52,18 +61,25 @@ def dec_type(t:type):
 
 dec_str, dec_bool, dec_dict = dec_type(str), dec_type(bool), dec_type(dict)
 
-def opt(dec):
+def opt(dec,  # a decoder `dec(v, what)`
+       ):
     "`dec`, or None."
     return lambda v, what: None if v is None else dec(v, what)
 
-def list_of(dec):
+def list_of(dec,  # a decoder `dec(v, what)` for each item
+           ):
     "A list whose items all pass `dec`."
     def f(v, what):
         if not isinstance(v, list): raise ValueError(f"{what} should be a list, got {v!r}")
         return [dec(x, f"{what}[{i}]") for i, x in enumerate(v)]
     return f
 
-def decode(cls, d, spec:dict, what:str, required=()):
+def decode(cls,          # the class to build (a dataclass)
+           d,            # the fields as read from the file
+           spec:dict,    # field name -> decoder `dec(v, what)`
+           what:str,     # what `d` is, for the error messages
+           required=(),  # the fields `d` must have
+          ):
     "`cls(**fields)` from the dict `d`, each field through its decoder in `spec`; unknown or missing fields raise."
     if not isinstance(d, dict): raise ValueError(f"{what} should be an object, got {type(d).__name__}")
     unknown = sorted(set(d) - set(spec))
@@ -73,12 +89,17 @@ def decode(cls, d, spec:dict, what:str, required=()):
     return cls(**{k: spec[k](v, f"{what}.{k}") for k, v in d.items()})
 
 # %% ../../nbs/analyze/serialize.ipynb #e0bdecca
-def write_json(d:dict, path, kind:str):
+def write_json(d:dict,    # the fields to write
+               path,      # the file to write
+               kind:str,  # what the file holds (e.g. 'SweepResult'), checked when read
+              ):
     "Write `d` as strict JSON in the fasterai envelope of `kind`."
     with open(path, 'w') as f:
         json.dump({'format': FORMAT, 'version': 1, 'kind': kind, **jsonable(d)}, f, indent=1, allow_nan=False)
 
-def read_json(path, kind:str) -> dict:
+def read_json(path,      # the file to read
+              kind:str,  # what the file must hold, as `write_json` wrote it
+             ) -> dict:
     "The fields of a JSON file written by `write_json` for `kind`; anything else raises `ValueError`."
     try:
         with open(path) as f: d = json.load(f)
@@ -91,7 +112,8 @@ def read_json(path, kind:str) -> dict:
     return {k: v for k, v in d.items() if k not in ('format', 'version', 'kind')}
 
 # %% ../../nbs/analyze/serialize.ipynb #22f16d03
-def to_cell(v) -> str:
+def to_cell(v,  # a value: None, a bool, a number, a string, a list or a dict
+           ) -> str:
     "A value as CSV text: None empty, floats by `repr`, booleans as JSON, lists and dicts as JSON text."
     if v is None: return ''
     if isinstance(v, bool): return 'true' if v else 'false'
@@ -99,7 +121,11 @@ def to_cell(v) -> str:
     if isinstance(v, (list, dict, tuple)): return json.dumps(jsonable(v), allow_nan=False)
     return str(v)
 
-def from_cell(s:str, dec, what:str, text=False):
+def from_cell(s:str,       # the cell as read from the CSV file
+              dec,         # the decoder of the field
+              what:str,    # the field's name, for the error message
+              text=False,  # True: a text column, kept as text; 'opt': the same, empty is None
+             ):
     "A CSV cell back into a value through decoder `dec`."
     if text: return dec(None if s == '' and text == 'opt' else s, what)
     if s == '': return dec(None, what)
@@ -114,15 +140,18 @@ def from_cell(s:str, dec, what:str, text=False):
         except ValueError: v = s
     return dec(v, what)
 
-def write_csv(path, header:list, rows:list):
+def write_csv(path,         # the file to write
+              header:list,  # the column names
+              rows:list,    # one list of values per row, as long as the header
+             ):
     "Write `rows` (lists of values) under `header`, each value through `to_cell`."
     with open(path, 'w', newline='') as f:
         w = csv.writer(f, lineterminator='\n')
         w.writerow(header)
         for r in rows: w.writerow([to_cell(v) for v in r])
 
-def read_csv(path,
-             hint=None   # hint(path, header) -> text: what the file may be instead, added to a ragged-rows error
+def read_csv(path,       # the file to read
+             hint=None,  # hint(path, header) -> text: what the file may be instead, added to a ragged-rows error
             ) -> tuple[list, list]:
     "`(header, rows as dicts)` of a CSV file with at least one data row and rows as long as the header."
     try:
@@ -136,7 +165,10 @@ def read_csv(path,
         raise ValueError(f"{path}: rows {bad[:5]} do not have {len(head)} cells like the header" + (f"; {h}" if h else ''))
     return head, [dict(zip(head, r)) for r in rows[1:]]
 
-def same_in_all_rows(rows:list, spec:dict, text:dict) -> dict:
+def same_in_all_rows(rows:list,  # the rows, as `read_csv` gives them
+                     spec:dict,  # column -> decoder: the columns that must repeat one value
+                     text:dict,  # column -> the `text` argument of `from_cell` (text columns)
+                    ) -> dict:
     "The columns of `spec` that repeat one value on every row (a result's metadata), decoded."
     out = {}
     for k, dec in spec.items():

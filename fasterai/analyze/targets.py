@@ -13,7 +13,10 @@ from ..core.knapsack import hull_path
 __all__ = ['check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
-def check_bounds(target_pct, min_pct, max_pct) -> tuple[float, float, float]:
+def check_bounds(target_pct,  # the weighted mean of the targets, in percent
+                 min_pct,     # no unit gets less
+                 max_pct,     # no unit gets more
+                ) -> tuple[float, float, float]:
     "Validate a target percent and its bounds; raise when no allocation can reach the target."
     t, lo, hi = (check_percent('target_pct', target_pct), check_percent('min_pct', min_pct),
                  check_percent('max_pct', max_pct))
@@ -23,7 +26,9 @@ def check_bounds(target_pct, min_pct, max_pct) -> tuple[float, float, float]:
                          f"max_pct={max_pct!r}] the weighted mean cannot leave that range")
     return t, lo, hi
 
-def weighted_mean(values, weights) -> float:
+def weighted_mean(values,   # one value per unit
+                  weights,  # one positive weight per unit
+                 ) -> float:
     "`sum(w * v) / sum(w)`."
     v, w = np.asarray(values, dtype=float), np.asarray(weights, dtype=float)
     return float((v * w).sum() / w.sum())
@@ -45,8 +50,13 @@ def _finite_damage(d) -> np.ndarray:
     return np.where(np.isposinf(d), big, np.where(np.isneginf(d), -big, d))
 
 # %% ../../nbs/analyze/targets.ipynb #65e51210
-def scaled_targets(damage, weights, target_pct:float=50, min_pct:float=0, max_pct:float=90,
-                   gamma:float=1.0) -> np.ndarray:
+def scaled_targets(damage,               # per unit, its measured damage (+inf: the metric broke; NaN refused)
+                   weights,              # per unit, its weight in the mean (parameters, MACs)
+                   target_pct:float=50,  # weighted mean of the targets, in percent
+                   min_pct:float=0,      # no unit gets less
+                   max_pct:float=90,     # no unit gets more
+                   gamma:float=1.0,      # 0: every unit the same percent; larger: the damaged units spared more
+                  ) -> np.ndarray:
     "Per-unit percents `clip(c * exp(-gamma * s), min_pct, max_pct)` whose weighted mean is `target_pct`."
     t, lo, hi = check_bounds(target_pct, min_pct, max_pct)
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not math.isfinite(gamma) or gamma < 0:
@@ -69,7 +79,9 @@ def scaled_targets(damage, weights, target_pct:float=50, min_pct:float=0, max_pc
     return a if abs(weighted_mean(a, w) - t) <= abs(weighted_mean(b, w) - t) else b
 
 # %% ../../nbs/analyze/targets.ipynb #5e997fd5
-def damage_curve(levels, damage):
+def damage_curve(levels,  # the measured levels of one unit
+                 damage,  # its damage at each level (+inf: the metric broke)
+                ):
     "A unit's predicted damage as a function of level: `f(x)` from its measured `(level, damage)` points."
     lv, dm = np.asarray(levels, dtype=float), _finite_damage(damage)
     keep = lv > 0
