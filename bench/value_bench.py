@@ -47,6 +47,8 @@ def parse_args(argv=None):
     p.add_argument('--reference', default='refined', choices=list(REFERENCE), help='the plan differences are from')
     p.add_argument('--refine', type=int, default=2, help='rounds of Plan.refine on the KL plan (0: none)')
     p.add_argument('--finetune-epochs', type=int, default=2, help='epochs of the fine-tuned digits rows (default: 2)')
+    p.add_argument('--prune-scoring', default=None, choices=['group', 'filters'],
+                   help="how every Pruner of the run scores channels (default: the Pruner's own default)")
     p.add_argument('--out', default=None, help='save every result (with its per-sample values) to this JSON file')
     p.add_argument('--table', nargs='*', default=None, help='print the tables of saved JSON files, and stop')
     a = p.parse_args(argv)
@@ -403,6 +405,11 @@ def main(argv=None):
         return
     a.device = torch.device(a.device)
     print(machine_line(a.device), flush=True)
+    if a.prune_scoring:                  # every Pruner of the run: the plan's, the baselines', the analyses'
+        import functools
+        from fasterai.prune.pruner import Pruner
+        Pruner.__init__ = functools.partialmethod(Pruner.__init__, scoring=a.prune_scoring)
+        print(f"Pruner scoring: {a.prune_scoring}", flush=True)
     results, t0 = Results(a.reference), time.perf_counter()
     warnings.filterwarnings('ignore', message='.*higher_is_better inferred.*')
     for row in a.rows:

@@ -18,10 +18,10 @@ from .inputs import run_model, input_shape
 from .model import hooks_cleaned, training_flags, hook_count, silenced
 
 # %% auto #0
-__all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'check_torch_pruning', 'out_axis', 'AttentionBlock', 'attention_blocks',
+__all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'SCORINGS', 'check_torch_pruning', 'out_axis', 'AttentionBlock', 'attention_blocks',
            'head_channels', 'cut_heads', 'dependency_graph', 'output_tensors', 'MappingOverflow', 'layer_types',
-           'Entry', 'Coupling', 'PruningGraph', 'tied_parameters', 'Undo', 'filter_scores', 'channel_scores',
-           'normalize_mean_abs', 'CriteriaImportance']
+           'Entry', 'Coupling', 'PruningGraph', 'tied_parameters', 'Undo', 'filter_scores', 'input_scores',
+           'group_scoring', 'channel_scores', 'normalize_mean_abs', 'CriteriaImportance']
 
 # %% ../../nbs/core/graph.ipynb #206e7570
 TESTED_TORCH_PRUNING = ((1, 5), (1, 7))    # [lowest, first untested): the versions whose internals this module reads
@@ -734,20 +734,62 @@ def filter_scores(layer:nn.Module, criteria:Criteria, reference=None) -> torch.T
     dim = (0,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'filter')
     return criteria.group_scores(layer.weight, dim, w_init=reference, grad=layer.weight.grad, layer=layer).flatten()
 
+def input_scores(layer:nn.Module, criteria:Criteria) -> torch.Tensor:
+    "One score per input channel of `layer` (a Conv, Linear or transposed linear): its column of every filter, higher = keep."
+    dim = (1,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'column' if isinstance(layer, nn.Linear) else 'channel')
+    return criteria.group_scores(layer.weight, dim, layer=layer).flatten()
+
+SCORINGS = ('group', 'filters')
+_NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
+
+def group_scoring(criteria:Criteria) -> bool:
+    "Can `criteria` score a channel over its whole group? Those that read only the weights; a reference, a gradient or inputs: filters only."
+    return not (criteria.needs_init or criteria.needs_grad or criteria.needs_inputs)
+
+def _member_scores(e:Entry, criteria:Criteria, references:dict, group:bool):
+    "Scores of the slices entry `e` holds, one per index of `e.idxs` (None: it does not take part)."
+    t = e.target
+    if any(r is None for r in e.root_idxs) or not e.idxs: return None
+    if _is_layer(t):
+        if e.out: s = filter_scores(t, criteria, references.get(t))
+        elif group: s = input_scores(t, criteria)                   # a consumer: the columns that read the channels
+        else: return None
+    elif group and isinstance(t, _NORMS) and isinstance(getattr(t, 'weight', None), torch.Tensor) and t.weight.dim() == 1:
+        s = criteria.group_scores(t.weight, ())                     # a normalisation's per-channel scale
+    else: return None
+    if max(e.idxs) >= len(s): return None                             # e.g. a depthwise conv's inputs: scored as its outputs
+    return s.float()
+
 @torch.no_grad()
 def channel_scores(entries:list,          # `PruningGraph.entries(root)`: every current channel of a coupling
-                   criteria:Criteria,     # scores filters; higher = keep
-                   references=None        # layer -> reference weight, for criteria that need one
+                   criteria:Criteria,     # scores weights; higher = keep
+                   references=None,       # layer -> reference weight, for criteria that need one
+                   scoring:str='group'    # 'group': over every member of the group; 'filters': the producing filters only
                   ) -> torch.Tensor:
-    "Score of every root channel: the mean over member layers of their filter scores."
+    """Score of every root channel. `scoring='filters'`: the mean over member layers of their filter scores.
+    `scoring='group'`: the mean over every member of the group of its slice of the channel — the producers' filters, the
+    consumers' input columns, the normalisations' scales — each member's scores divided by their mean |score| first (a
+    large or a low-magnitude layer does not outweigh the others). Criteria that need a reference, a gradient or inputs
+    (`group_scoring` is False) are scored on the filters either way."""
+    if scoring not in SCORINGS: raise ValueError(f"scoring={scoring!r} is not allowed; allowed: {list(SCORINGS)}")
     references = references or {}
     n = len(entries[0].idxs)
-    members = [e for e in entries if e.out and _is_layer(e.target) and all(r is not None for r in e.root_idxs)]
-    dev = members[0].target.weight.device if members else torch.device('cpu')
+    group = scoring == 'group' and group_scoring(criteria)
+    members = [(e, s) for e in entries if (s := _member_scores(e, criteria, references, group)) is not None]
+    dev = members[0][1].device if members else torch.device('cpu')
     total, count = torch.zeros(n, device=dev), torch.zeros(n, device=dev)     # summed where the weights are
-    for e in members:
-        s = filter_scores(e.target, criteria, references.get(e.target)).float()
-        if len(e.root_idxs) == n == len(s) and e.root_idxs == e.idxs == list(range(n)):
+    for e, s in members:
+        whole = len(e.root_idxs) == n == len(s) and e.root_idxs == e.idxs == list(range(n))
+        if group:                             # one score per root channel for this member (the mean of its slices), normalised
+            if whole: m, c = s, torch.ones(n, device=dev)
+            else:
+                r = torch.tensor(e.root_idxs, device=dev)
+                m = torch.zeros(n, device=dev).index_add_(0, r, s[torch.tensor(list(e.idxs), device=dev)])
+                c = torch.zeros(n, device=dev).index_add_(0, r, torch.ones(len(r), device=dev))
+                m, c = m / c.clamp_min(1), (c > 0).float()
+            total.add_(m / ((m.abs() * c).sum() / c.sum().clamp_min(1)).clamp_min(1e-12))
+            count.add_(c)
+        elif whole:
             total.add_(s)
             count.add_(1)
         else:
@@ -771,14 +813,16 @@ class CriteriaImportance(tp.importance.Importance):
     def __init__(self,
                  criteria:Criteria=large_final,  # scores the weights; higher = keep
                  normalizer:str|None=None,       # None, or 'mean': divide a group's scores by their mean |score|
-                 references:dict|None=None):     # module -> reference weight, for criteria that need one
+                 references:dict|None=None,      # module -> reference weight, for criteria that need one
+                 scoring:str='group'):           # 'group': over the whole coupled group; 'filters': the producing filters (`channel_scores`)
         if normalizer not in (None, 'mean'): raise ValueError(f"normalizer={normalizer!r}: expected None or 'mean'")
-        self.criteria, self.normalizer = criteria, normalizer
+        if scoring not in SCORINGS: raise ValueError(f"scoring={scoring!r} is not allowed; allowed: {list(SCORINGS)}")
+        self.criteria, self.normalizer, self.scoring = criteria, normalizer, scoring
         self.references = {} if references is None else references
 
     def __call__(self, group) -> torch.Tensor:
         DG = group._DG
         es = [Entry(i.dep.target.module, '', DG.is_out_channel_pruning_fn(i.dep.handler),
                     _plain(i.idxs), list(i.root_idxs)) for i in group]
-        s = channel_scores(es, self.criteria, self.references)
+        s = channel_scores(es, self.criteria, self.references, self.scoring)
         return normalize_mean_abs(s) if self.normalizer == 'mean' else s

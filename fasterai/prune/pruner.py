@@ -94,10 +94,12 @@ class Pruner:
                  ignored_layers=None,             # never pruned: names, modules (with their sub-modules), types or a filter_fn
                  example_inputs=None,             # input(s) to trace the model with (required)
                  round_to:int|None=None,          # keep a multiple of this many channels per group
-                 layers=None):                    # only these may be pruned: names, modules, types or a filter_fn (None: all)
+                 layers=None,                     # only these may be pruned: names, modules, types or a filter_fn (None: all)
+                 scoring:str='group'):            # 'group': score a channel over its whole coupled group; 'filters': its producing filters only (`channel_scores`)
         check_model(model)
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
+        if scoring not in ('group', 'filters'): raise ValueError(f"scoring={scoring!r} is not allowed; allowed: ['group', 'filters']")
         if not isinstance(criteria, Criteria): raise TypeError(f"criteria must be a fasterai Criteria, got {type(criteria).__name__}")
         if criteria.needs_inputs:
             raise ValueError(f"criteria {criteria.name!r} scores weights by the norms of their inputs, measured once on the model as "
@@ -106,7 +108,7 @@ class Pruner:
         if round_to is not None and (isinstance(round_to, bool) or not isinstance(round_to, int) or round_to < 1):
             raise ValueError(f"round_to={round_to!r} must be None or a positive integer")
         ratio = check_percents('pruning_ratio', pruning_ratio)
-        self.model, self.context, self.criteria, self.round_to = model, context, criteria, round_to
+        self.model, self.context, self.criteria, self.round_to, self.scoring = model, context, criteria, round_to, scoring
         self.example_inputs = example_inputs
         self.ignored = self._ignored_modules(ignored_layers, layers)
         self.graph = PruningGraph(model, example_inputs)
@@ -252,7 +254,7 @@ def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
     "Importance of every current channel of group `g`."
     cache, key = self._score_cache, (g.id, self._state(g), normalize)
     if cache is not None and key[1] is not None and key in cache: return cache[key]
-    s = channel_scores(self._full_group(g), self.criteria, self.references).cpu()     # host scores: indices for torch-pruning
+    s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring).cpu()     # host scores: indices for torch-pruning
     if normalize: s = normalize_mean_abs(s)
     if cache is not None and key[1] is not None: cache[key] = s
     return s
@@ -269,7 +271,7 @@ def score_groups(self:Pruner,
     if not todo: return
     by_device = {}
     for g in todo:
-        try: s = channel_scores(self._full_group(g), self.criteria, self.references)
+        try: s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring)
         except Exception: continue            # a group the graph cannot cut: scored (and its error raised) only if ever cut
         by_device.setdefault(s.device, []).append((g, s))
     for pairs in by_device.values():
