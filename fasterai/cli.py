@@ -310,6 +310,7 @@ def plan_files(kinds,               # the kinds the plan measures (`budget_kinds
                compare:bool=False   # with `--compare`: the comparison's table and figure too
               ) -> list[str]:
     "The names of the files a `--budget` run writes."
+    check_flag('compare', compare)
     return ([f"sweep_{k}.json" for k in kinds] + ['plan.json', 'pareto.png'] + [f"targets_{k}.json" for k in kinds]
             + (['compare.csv', 'compare.png'] if compare else []) + ['summary.txt'])
 

@@ -729,12 +729,17 @@ class Undo:
         self.graph._head_cuts = self.head_cuts
 
 # %% ../../nbs/core/graph.ipynb #2824eb1d
-def filter_scores(layer:nn.Module, criteria:Criteria, reference=None) -> torch.Tensor:
+def filter_scores(layer:nn.Module,     # a Conv, Linear or transposed linear layer
+                  criteria:Criteria,   # how a slice of weights is scored (higher = keep)
+                  reference=None       # the reference weight, for criteria that compare with one (e.g. movement)
+                 ) -> torch.Tensor:
     "One score per output channel of `layer` (a Conv, Linear or transposed linear), higher = keep."
     dim = (0,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'filter')
     return criteria.group_scores(layer.weight, dim, w_init=reference, grad=layer.weight.grad, layer=layer).flatten()
 
-def input_scores(layer:nn.Module, criteria:Criteria) -> torch.Tensor:
+def input_scores(layer:nn.Module,     # a Conv, Linear or transposed linear layer that reads the channels
+                 criteria:Criteria    # how a slice of weights is scored (higher = keep)
+                ) -> torch.Tensor:
     "One score per input channel of `layer` (a Conv, Linear or transposed linear): its column of every filter, higher = keep."
     dim = (1,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'column' if isinstance(layer, nn.Linear) else 'channel')
     return criteria.group_scores(layer.weight, dim, layer=layer).flatten()
@@ -798,7 +803,8 @@ def channel_scores(entries:list,          # `PruningGraph.entries(root)`: every 
             count.index_add_(0, r, torch.ones(len(r), device=dev))
     return total / count.clamp_min(1)                                          # on the weights' device
 
-def normalize_mean_abs(s:torch.Tensor) -> torch.Tensor:
+def normalize_mean_abs(s:torch.Tensor   # scores of one group's channels
+                      ) -> torch.Tensor:
     "`s` divided by its mean absolute value (scores of different groups made comparable)."
     return s / s.abs().mean().clamp_min(1e-12)
 
