@@ -747,7 +747,8 @@ def input_scores(layer:nn.Module,     # a Conv, Linear or transposed linear laye
 SCORINGS = ('group', 'filters')
 _NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
 
-def group_scoring(criteria:Criteria) -> bool:
+def group_scoring(criteria:Criteria   # the criteria a Pruner ranks channels with
+                 ) -> bool:
     "Can `criteria` score a channel over its whole group? Those that read only the weights; a reference, a gradient or inputs: filters only."
     return not (criteria.needs_init or criteria.needs_grad or criteria.needs_inputs)
 
