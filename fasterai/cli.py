@@ -5,7 +5,7 @@
 # %% ../nbs/cli.ipynb #2ec10ca6
 from __future__ import annotations
 from .core.units import check_flag, check_flags
-import contextlib, difflib, io, json, os, pickle, sys, time, warnings, zipfile
+import contextlib, difflib, io, json, os, pickle, sys, textwrap, time, warnings, zipfile
 from pathlib import Path
 import numpy as np
 import torch
@@ -352,8 +352,14 @@ def _check_args(model, compression, levels, target, input_shape, weights, out, o
     return kind, what, comp, lv, target, shape, dev, parse_layer_types(layer_types), budget
 
 # %% ../nbs/cli.ipynb #8f375bf1
+def _fit_line(line:str, width:int=83) -> str:
+    "A long one-line message wrapped at `width` (the docs' column), its continuation indented; tables (several lines) as they are."
+    if '\n' in line or len(line) <= width: return line
+    ind = ' ' * (len(line) - len(line.lstrip()))
+    return textwrap.fill(line, width, subsequent_indent=ind + '  ', break_long_words=False, break_on_hyphens=False)
+
 def _say(quiet, *lines):
-    if not quiet: print(*lines, sep='\n', flush=True)
+    if not quiet: print(*map(_fit_line, lines), sep='\n', flush=True)
 
 def _build(kind, what, weights, trust_pickle, shape, seed, dev):
     "(model, sample, eval_fn, metric description, higher_is_better, metric name)."

@@ -306,7 +306,7 @@ class SparsityCompression(_WeightEdit):
                                                "(fasterai.core.granularity)"),)
     default_levels, default_target = (50, 70, 80, 90, 95, 99), 80
     sweep_levels = (25, 50, 75)              # `sweep()` given no levels, as in fasterai 0.3
-    targets_hint = "Sparsifier(model).sparsify_model(json.load(open('{path}')))"
+    targets_hint = "targets = json.load(open('{path}')); Sparsifier(model).sparsify_model(targets)"
 
     def cost_axes(self, module): return tuple(Granularities.get_dim(module, self.options['granularity']))
     def selection(self, unit, level): return Selection(sparsity={n: level for n in unit.names})
@@ -441,7 +441,7 @@ class PruningCompression(Compression):
     name, unit, structured, reduces = 'pruning', PERCENT, True, ('params', 'macs', 'bytes')
     weight_units = False       # channels and heads of layers: attention's in_proj_weight is cut with its block's heads
     default_levels, default_target = (10, 25, 50, 75), 30
-    targets_hint = "Pruner(model, json.load(open('{path}')), example_inputs=x).prune_model()"
+    targets_hint = "targets = json.load(open('{path}')); Pruner(model, targets, example_inputs=x).prune_model()"
 
     def validate(self): _check_grads(self.setup)
     def selection(self, unit, level): return Selection(pruning={unit.group: level})

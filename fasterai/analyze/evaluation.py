@@ -4,7 +4,7 @@
 
 # %% ../../nbs/analyze/evaluation.ipynb #55fa05b1
 from __future__ import annotations
-import hashlib, math, numbers, operator, re, time, warnings, zlib
+import hashlib, math, numbers, operator, re, textwrap, time, warnings, zlib
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -244,9 +244,10 @@ def resolve_directions(names:list,              # the metric names, as returned
     if unknown: raise ValueError(f"higher_is_better is needed for {unknown}: their names do not say whether higher is better; "
                                  f"pass higher_is_better={ {n: out.get(n, True) for n in names} } (with the right values)")
     if inferred and note:
-        warnings.warn("higher_is_better inferred from the metric names: " + ', '.join(
+        warnings.warn(textwrap.fill("higher_is_better inferred from the metric names: " + ', '.join(   # wrapped: fits the docs' column
             f"{n} {'higher' if v else 'lower'} is better" for n, v in inferred.items())
-            + f"; pass higher_is_better={out} to set it", UserWarning, stacklevel=4)
+            + f"; pass higher_is_better={out} to set it", 83, break_long_words=False, break_on_hyphens=False),
+            UserWarning, stacklevel=4)
     return out
 
 # %% ../../nbs/analyze/evaluation.ipynb #4fb14cb9

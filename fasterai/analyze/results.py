@@ -258,11 +258,11 @@ def _table(layers, metric_name, level:float|None=None) -> str:
 def _metrics_line(r) -> list[str]:
     if not r.other_metrics: return []
     o = list(r.other_metrics)
-    return [f"Metrics: {r.metric_name} (read here), {', '.join(o)} — another one with .metric('{o[0]}') or metric='{o[0]}'"]
+    return [_fit(f"Metrics: {r.metric_name} (read here), {', '.join(o)} — another one with .metric('{o[0]}') or metric='{o[0]}'")]
 
 def _source_lines(settings:dict) -> list[str]:
     "Where a result read from another tool's file came from, and how its levels were converted."
-    return [f"Source: {settings['source']}"] if 'source' in settings else []
+    return [_fit(f"Source: {settings['source']}")] if 'source' in settings else []
 
 _SOURCE_KEYS = ('source', 'levels_as_written', 'metrics_as_written')   # settings of a file read from another tool (`fasterai.analyze.interop`)
 
@@ -278,10 +278,10 @@ def _noise_head(r) -> str|None:
     if not c: return None
     if 'reason' in c: return _fit(f"Confidence: no interval — {c['reason']}")
     if r.metric_name in c.get('without', []):
-        return (f"Confidence: no interval for {r.metric_name}: the metric gives it as one number over all samples "
-                f"(intervals for {[m for m in r.metrics if m not in c['without']]})")
-    return (f"Confidence: {c['level']:.0%} {c['method']} intervals ({c['resamples']:,} resamples, seed {c['seed']}) over "
-            f"{c['samples']:,} samples;\n  within noise = the interval contains 0 (marked ~)")
+        return _fit(f"Confidence: no interval for {r.metric_name}: the metric gives it as one number over all samples "
+                    f"(intervals for {[m for m in r.metrics if m not in c['without']]})")
+    return (_fit(f"Confidence: {c['level']:.0%} {c['method']} intervals ({c['resamples']:,} resamples, seed {c['seed']})")
+            + f"\n  over {c['samples']:,} samples; within noise = the interval contains 0 (marked ~)")
 
 def _noise_counts(r, deltas, los, his) -> list[str]:
     "For the deltas of one level: how many are within noise, and how many samples would separate fragile from robust layers."
@@ -310,12 +310,12 @@ def _coverage_lines(r, measured:list) -> list[str]:
     reach = c.get('reached') or {}
     what = ', '.join(f"{k} ×{v['count']}" for k, v in reach.items())
     held = f"{len(measured)} measured layers" + (f" and the weights their cuts reach ({what})" if reach else '') + " hold"
-    out = [f"Coverage: {held} {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
-           f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else '')]
+    out = [_fit(f"Coverage: {held} {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
+                f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else ''))]
     if c['outside']: out += ["Weights outside the analysis:"] + [f"  {k} ×{v['count']} ({v['params']:,} params)" for k, v in c['outside'].items()]
     if c.get('macs_uncounted'):                          # `fasterai.core.counter`: what the MAC count left out, and why
-        out += ["MACs not counted (every MACs figure here leaves them out, a lower bound; their share is unknown):"]
-        out += [f"  {line}" for line in uncounted_lines(c['macs_uncounted'])]
+        out += [_fit("MACs not counted (every MACs figure here leaves them out, a lower bound; their share is unknown):")]
+        out += [_fit(f"  {line}", '    ') for line in uncounted_lines(c['macs_uncounted'])]
     return out
 
 def _summary_text(self:SensitivityResult, top:int=5) -> str:
@@ -326,7 +326,7 @@ def _summary_text(self:SensitivityResult, top:int=5) -> str:
              f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
              f"delta = {sign}, positive = damage"] + _coverage_lines(self, ms) + _metrics_line(self) + _source_lines(self.settings)
     if self.method != 'measured':
-        lines.append(f"Estimated by {self.method!r}, not measured: the deltas are predictions (check them with rank_correlation)")
+        lines.append(_fit(f"Estimated by {self.method!r}, not measured: the deltas are predictions (check them with rank_correlation)"))
     shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
     if shown: lines.append('Settings: ' + ', '.join(f"{k}={v}" for k, v in shown.items()))
     lv = self.confidence['level'] if self.confidence and 'level' in self.confidence and any(l.ci_low is not None for l in ms) else None
@@ -663,8 +663,9 @@ class SweepResult(_Layers):
 
     def __repr__(self):
         lv = ', '.join(self.kind.format_level(l) for l in self.levels)
-        return (f"SweepResult({self.compression_type} at [{lv}], {len(self.layers)} layers, "
-                f"baseline {self.metric_name}={self.baseline_metric:.6g}{'' if not self.other_metrics else f' (+ {list(self.other_metrics)})'})")
+        head = f"SweepResult({self.compression_type} at [{lv}], {len(self.layers)} layers,"
+        tail = f"baseline {self.metric_name}={self.baseline_metric:.6g}{'' if not self.other_metrics else f' (+ {list(self.other_metrics)})'})"
+        return f"{head} {tail}" if len(head) + len(tail) < _REPORT_WIDTH else f"{head}\n  {tail}"   # two lines when one is wider than the docs' column
 
 # %% ../../nbs/analyze/results.ipynb #167864cc
 def _reason_at(self:SweepResult, c:LayerCurve, i:int):

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/analyze/sensitivity.ipynb #eca6f3f1
 from __future__ import annotations
-import inspect, math, numbers, time, warnings
+import inspect, math, numbers, textwrap, time, warnings
 from functools import partial
 import numpy as np
 import torch
@@ -143,9 +143,9 @@ class SensitivityAnalyzer:
         return self._boot
 
     def __repr__(self):
-        return (f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "
+        return textwrap.fill(f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "   # wrapped: fits the docs' column
                 f"metric={self.metric_name or 'accuracy'!r}, higher_is_better={self.higher_is_better}, criteria={self.criteria.name}, "
-                f"{type(self.evaluator).__name__})")
+                f"{type(self.evaluator).__name__})", 83, subsequent_indent='  ', break_long_words=False, break_on_hyphens=False)
 
     def analyze(self,
                 compression='sparsity',          # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one

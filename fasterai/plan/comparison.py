@@ -4,7 +4,7 @@
 
 # %% ../../nbs/plan/comparison.ipynb #d2246f60
 from __future__ import annotations
-import copy, time
+import copy, textwrap, time
 from dataclasses import dataclass, field
 from fastcore.basics import patch
 import numpy as np
@@ -140,9 +140,9 @@ class Comparison:
         hib = 'higher' if self.higher_is_better else 'lower'
         conf = (f"{self.confidence['level']:.0%} paired bootstrap intervals over {self.confidence['samples']} samples"
                 if self.confidence else "no intervals (eval_fn gives one number)")
-        print(f"Budget {_budget_text(self.budget)}; {self.metric_name}, {hib} is better; "
-              f"differences are method - plan; {conf}; {self.seconds:.1f} s")
-        print(self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(textwrap.fill(f"Budget {_budget_text(self.budget)}; {self.metric_name}, {hib} is better; "   # fits the docs' column
+                            f"differences are method - plan; {conf}; {self.seconds:.1f} s", 83, subsequent_indent='  '))
+        print(self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}", line_width=83))   # too wide: in two blocks
         for name, why in self.skipped.items(): print(f"not run: {name}: {why}")
 
     def __repr__(self):

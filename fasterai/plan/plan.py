@@ -173,8 +173,9 @@ def summary(self:Plan):
              f"  damage {self.damage:+.4f}: the sum of the units' measured damage",
              f"Kept, in percent of {scope}:"] + _budget_lines(self) + _sparse_lines(self)
     if self.costs.uncounted:                     # `fasterai.core.counter`: products the MAC count could not count
-        left_out = '; '.join(uncounted_lines(self.costs.uncounted))
-        lines += [f"MACs exclude what the counter could not count (a lower bound): {left_out}"]
+        lines += ["MACs exclude what the counter could not count (a lower bound):"] + [   # each wrapped: fits the docs' column
+            textwrap.fill(l, 83, initial_indent='  ', subsequent_indent='    ', break_long_words=False, break_on_hyphens=False)
+            for l in uncounted_lines(self.costs.uncounted)]
     lines += ['Kinds:'] + [f"  {k}: {', '.join(f'{a}={b}' for a, b in s.items()) or 'defaults'}" for k, s in self.kinds.items()]
     df = self.to_dataframe()
     lines += [f"Units: {int((self.choice > 0).sum())} of {len(self.units)} compressed", df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]
@@ -406,8 +407,8 @@ class Verification:
         return damage(self.predicted, self.measured, self.higher_is_better)
 
     def __repr__(self):
-        return (f"Verification(predicted {self.predicted:.4f}, measured {self.measured:.4f}, gap {self.gap:+.4f}, "
-                f"baseline {self.baseline:.4f}; {self.seconds:.2f} s)")
+        return textwrap.fill(f"Verification(predicted {self.predicted:.4f}, measured {self.measured:.4f}, gap {self.gap:+.4f}, "
+                             f"baseline {self.baseline:.4f}; {self.seconds:.2f} s)", 83, subsequent_indent='  ')   # fits the docs' column
 
 def _metric_fn(eval_fn, data, metric, higher_is_better):
     "One way to measure: `eval_fn(model)`, or `metric` over `data`."
