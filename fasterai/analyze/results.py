@@ -253,7 +253,8 @@ def _table(layers, metric_name, level:float|None=None) -> str:
                        'params': [l.params for l in layers], metric_name: [l.compressed_metric for l in layers],
                        'delta': [l.delta for l in layers]})
     if level is not None: df[f"{level:.0%} interval"] = [_ci_str(l) for l in layers]
-    return df.to_string(index=False, formatters={metric_name: '{:.4f}'.format, 'delta': '{:+.4f}'.format})
+    return df.to_string(index=False, formatters={metric_name: '{:.4f}'.format, 'delta': '{:+.4f}'.format},
+                        line_width=_REPORT_WIDTH)    # long layer names: the last columns continue below
 
 def _metrics_line(r) -> list[str]:
     if not r.other_metrics: return []
@@ -970,8 +971,8 @@ def _sweep_to_layer_targets(self:SweepResult,
 def _sweep_summary_text(self:SweepResult) -> str:
     lv = ', '.join(self.kind.format_level(l) for l in self.levels)
     d = self.deltas
-    lines = [f"Sweep of {self.metric_name} under {self.compression_type} at {lv}: {len(self.layers)} layers, "
-             f"{int((~np.isnan(d)).any(axis=1).sum())} measured",
+    lines = [_fit(f"Sweep of {self.metric_name} under {self.compression_type} at {lv}: {len(self.layers)} layers, "
+                  f"{int((~np.isnan(d)).any(axis=1).sum())} measured"),
              f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
              f"delta = damage, positive = worse"] + _coverage_lines(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
     lines += _metrics_line(self) + _source_lines(self.settings)
@@ -983,7 +984,8 @@ def _sweep_summary_text(self:SweepResult) -> str:
     cells = [[('n/a' if np.isnan(d[j, i]) else f"{d[j, i]:+.4f}" + ('~' if noisy[j, i] else ''))
               for i in range(len(self.levels))] for j in range(len(self.layers))]
     table = pd.DataFrame(cells, index=pd.Index(self.names, name='layer'), columns=[self.kind.format_level(l) for l in self.levels])
-    lines += ['', f"delta per layer (rows) and level (columns){'; ~ within noise' if noisy.any() else ''}:", table.to_string()]
+    lines += ['', f"delta per layer (rows) and level (columns){'; ~ within noise' if noisy.any() else ''}:",
+              table.to_string(line_width=_REPORT_WIDTH)]   # long layer names: the level columns continue in blocks below
     head = _noise_head(self)
     if head:
         lines += ['', head]
@@ -992,9 +994,9 @@ def _sweep_summary_text(self:SweepResult) -> str:
             counts = _noise_counts(self, d[m, i], lo[m, i], hi[m, i])
             if counts: lines.append(_fit(f"  at {self.kind.format_level(l)}: " + '; '.join(counts), '    '))
     stopped = [f"{c.name} at {self.kind.format_level(c.stopped_at)}" for c in self.layers if c.stopped_at is not None]
-    if stopped: lines += ['', f"Cut short by early stop ({len(stopped)}): " + ', '.join(stopped)]
+    if stopped: lines += ['', _fit(f"Cut short by early stop ({len(stopped)}): " + ', '.join(stopped))]
     um = [c for j, c in enumerate(self.layers) if np.isnan(d[j]).all()]
-    if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {c.name}: {c.reason or 'no measurement'}" for c in um]
+    if um: lines += ['', f"Not measured ({len(um)}):"] + [_fit(f"  {c.name}: {c.reason or 'no measurement'}", '    ') for c in um]
     lines += _note_lines(self.layers)
     if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
     return '\n'.join(lines)
