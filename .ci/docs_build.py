@@ -417,6 +417,29 @@ def fix_name_links(proc: Path) -> dict:
         if changed: nbs[page].write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n', encoding='utf-8')
     return counts
 
+# a link whose text holds links: `[[`X`](a.html#x), [`Y`](b.html#y)](page.ipynb)`
+_NESTED = re.compile(r'\[((?:[^\[\]\n]|\[[^\[\]\n]*\]\([^)\s]*\))*\[[^\[\]\n]*\]\([^)\s]*\)(?:[^\[\]\n]|\[[^\[\]\n]*\]\([^)\s]*\))*)\]\(([^)\s]+)\)')
+_INNER = re.compile(r'\[([^\[\]\n]*)\]\([^)\s]*\)')
+
+def _outer_only(m) -> str:
+    return '[' + _INNER.sub(lambda i: i.group(1), m.group(1)) + '](' + m.group(2) + ')'
+
+def unnest_links(proc: Path) -> int:
+    """nbdev links the backticked names inside a link's own text (`[`Sparsifier`](sparse/sparsifier.ipynb)` becomes
+    `[[`Sparsifier`](...#sparsifier)](sparse/sparsifier.ipynb)`), which markdown shows raw. The outer link wins: the
+    inner ones become their text. Returns how many links were repaired."""
+    import json
+    n = 0
+    for f in sorted(proc.rglob('*.ipynb')):
+        nb = json.loads(f.read_text(encoding='utf-8'))
+        changed = False
+        for o, k, _ in _markdowns(nb):
+            s = _text(o, k)
+            new, c = _NESTED.subn(_outer_only, s)
+            if c: _set_text(o, k, new); changed = True; n += c
+        if changed: f.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n', encoding='utf-8')
+    return n
+
 def main():
     import os
     os.chdir(root)
@@ -428,5 +451,6 @@ def main():
     print(f"docs build: links of backticked names: {c['anchored']} names given an anchor on their page, "
           f"{c['retargeted']} sent to the method's entry, {c['unlinked']} with no anchor unlinked"
           + (f" ({'; '.join(c['unlinked_names'])})" if c['unlinked_names'] else ''))
+    print(f"docs build: {unnest_links(root / '_proc')} links whose text held links (nbdev's) repaired")
 
 if __name__ == '__main__': main()

@@ -18,7 +18,8 @@ Junk on a page:
                    when the whole signature does not fit the column).
 API entries (the `show_doc` entries of a page; public = a name that neither starts with `_` nor is a dunder):
 - class-as-def:    a class or dataclass whose API signature starts with `def`;
-- raw-link:        a markdown link `[text](url)` shown raw inside an API signature;
+- raw-link:        a markdown link `[text](url)` shown raw inside an API signature, or in a page's text (nbdev links
+                  backticked names inside a link's own text; the builder repairs those);
 - no-param-table:  an API entry whose signature has parameters but no parameter table under it;
 - empty-details:   a row of a public entry's parameter table (Type | Default | Details) with no Details;
 - returns-param:   a Returns row whose Details is a parameter's text: the `# comment` of a parameter (read from
@@ -112,6 +113,7 @@ def class_names() -> set:
 _ENTRY = re.compile(r'<hr />\s*(?P<src><p><a [^>]*>source</a></p>\s*)?<h(?P<lvl>[2-4]) id="(?P<id>[^"]*)"[^>]*>(?P<title>.*?)</h(?P=lvl)>'
                     r'\s*(?:<div class="code-copy-outer-scaffold">)?(?:<div class="sourceCode"[^>]*><pre[^>]*><code[^>]*>(?P<sig>.*?)</code></pre>)?', re.S)
 _LINK = re.compile(r'\[[^\]\n]+\]\([^)\s]+\)')
+_RAW_MD_LINK = re.compile(r'\]\([^)\s]+\.(?:ipynb|html|md)(?:#[^)\s]*)?\)')
 
 def _has_params(sig: str) -> bool:
     "Whether a rendered signature (old `def f(a, # comment` style or new) takes parameters besides self."
@@ -263,6 +265,9 @@ def check_page(page: Path, site: Site, classes: set, mods: set) -> tuple:
         for cat, rx in _TEXT_RULES:
             if rx.search(line): fails[cat].append(line.strip()[:160])
     if '<progress' in main: fails['progress-bar'].append('an HTML <progress> bar')
+    prose = re.sub(r'<pre\b.*?</pre>', '', main, flags=re.S | re.I)      # a markdown link shown raw in the text
+    for line in text_lines(prose):
+        if (m := _RAW_MD_LINK.search(line)): fails['raw-link'].append(f'in the text: {m.group(0)[:100]}')
     for m in _OUT_PRE.finditer(main):
         for line in _strip(m.group(1)).split('\n'):
             if len(line.rstrip()) > COLUMN: fails['wide-output'].append(f'{len(line.rstrip())} chars: {line.strip()[:90]}')
