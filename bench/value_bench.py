@@ -289,11 +289,17 @@ def paired(rows:list, method:str, ref:str, hib:bool, level:float=.95, resamples:
     return out
 
 
+def _by_setting(rows:list) -> OrderedDict:
+    "(row, model, budget, regime) -> its result rows, in the order first seen."
+    groups = OrderedDict()
+    for r in rows: groups.setdefault((r['row'], r['model'], r['budget'], r['regime']), []).append(r)
+    return groups
+
+
 def tables(rows:list, reference:str):
     "Per row, budget and regime: mean ± std of each method, and each method minus the plan (paired)."
     ref = REFERENCE[reference]
-    groups = OrderedDict()
-    for r in rows: groups.setdefault((r['row'], r['model'], r['budget'], r['regime']), []).append(r)
+    groups = _by_setting(rows)
     for (row, model, budget, regime), rs in groups.items():
         hib = not row.startswith('lm')
         dense = np.mean([r['metric'] for r in rs if r['method'] == 'dense'])
@@ -340,8 +346,7 @@ def _by_method(rs:list, plans:list) -> dict:
 def summary_tables(rows:list, reference:str):
     "Per kind of compression, each method's mean ± std; then the plan against the best baseline (paired)."
     ref = REFERENCE[reference]
-    groups = OrderedDict()
-    for r in rows: groups.setdefault((r['row'], r['model'], r['budget'], r['regime']), []).append(r)
+    groups = _by_setting(rows)
     plans = [m for m in (PLAN_TASK, PLAN_KL, PLAN_REFINED) if any(r['method'] == m for r in rows)]
     for kind in dict.fromkeys(_kind(k[0]) for k in groups):
         keys = [k for k in groups if _kind(k[0]) == kind]
