@@ -265,7 +265,7 @@ def check_page(page: Path, site: Site, classes: set, mods: set) -> tuple:
         for cat, rx in _TEXT_RULES:
             if rx.search(line): fails[cat].append(line.strip()[:160])
     if '<progress' in main: fails['progress-bar'].append('an HTML <progress> bar')
-    prose = re.sub(r'<pre\b.*?</pre>', '', main, flags=re.S | re.I)      # a markdown link shown raw in the text
+    prose = re.sub(r'<(pre|code)\b.*?</\1>', '', main, flags=re.S | re.I)   # a markdown link shown raw in the text (not in code)
     for line in text_lines(prose):
         if (m := _RAW_MD_LINK.search(line)): fails['raw-link'].append(f'in the text: {m.group(0)[:100]}')
     for m in _OUT_PRE.finditer(main):

@@ -56,6 +56,9 @@ def parse_args(argv=None):
     bad = [r for r in a.rows if r not in ROWS]
     if bad: p.error(f"--rows: unknown {bad}; allowed: {list(ROWS)}")
     a.seeds = [int(s) for s in a.seeds.split(',') if s.strip()]
+    if a.refine < 0: p.error(f"--refine={a.refine}: rounds must be >= 0")
+    if a.refine == 0 and a.reference == 'refined':
+        p.error("--refine 0 makes no refined plan: give --reference kl or task")
     return a
 
 

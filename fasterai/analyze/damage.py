@@ -21,7 +21,10 @@ def kl_per_sample(dense:torch.Tensor,   # the dense model's outputs (logits): (N
     if dense.shape != preds.shape:
         raise ValueError(f"the outputs have shape {tuple(preds.shape)}, the dense model's {tuple(dense.shape)}: "
                          f"the KL compares the same samples of the same model")
-    log_p = F.log_softmax(dense.float(), dim=-1)
+    return _kl_from(F.log_softmax(dense.float(), dim=-1), preds)
+
+def _kl_from(log_p:torch.Tensor, preds:torch.Tensor) -> torch.Tensor:
+    "KL per sample from the dense log-probabilities `log_p` (computed once by `kl_metric`) to `preds`' distribution."
     log_q = F.log_softmax(preds.float(), dim=-1)
     kl = F.kl_div(log_q, log_p, reduction='none', log_target=True).sum(-1)
     return kl.reshape(kl.shape[0], -1).mean(1) if kl.dim() > 1 else kl
@@ -34,7 +37,9 @@ def kl_metric(model:nn.Module,   # the dense (untouched) model: its outputs on `
     check_model(model)
     dense, _ = DataEvaluator(model, data, lambda p, t: 0.).predict(baseline=True)
     dense = F.log_softmax(dense.detach().float(), dim=-1)      # kept once, as log-probabilities
-    def kl(preds, targets): return kl_per_sample(dense.to(preds.device), preds)
+    def kl(preds, targets):
+        if dense.shape != preds.shape: return kl_per_sample(dense, preds)      # its error names both shapes
+        return _kl_from(dense.to(preds.device), preds)
     return kl
 
 def kl_eval_fn(model:nn.Module,   # the dense (untouched) model: its outputs on `data` are computed now, once

@@ -18,8 +18,8 @@ from .serialize import (dec_str, dec_int, dec_float, dec_bool, dec_dict, dec_lev
                                         write_json, read_json, to_cell, from_cell, write_csv, read_csv, same_in_all_rows)
 
 # %% auto #0
-__all__ = ['Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'from_nni_csv',
-           'to_nni_csv', 'from_distiller_csv', 'to_distiller_csv']
+__all__ = ['REPORT_WIDTH', 'Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult',
+           'from_nni_csv', 'to_nni_csv', 'from_distiller_csv', 'to_distiller_csv']
 
 # %% ../../nbs/analyze/results.ipynb #b307fc4f
 @dataclass
@@ -254,7 +254,7 @@ def _table(layers, metric_name, level:float|None=None) -> str:
                        'delta': [l.delta for l in layers]})
     if level is not None: df[f"{level:.0%} interval"] = [_ci_str(l) for l in layers]
     return df.to_string(index=False, formatters={metric_name: '{:.4f}'.format, 'delta': '{:+.4f}'.format},
-                        line_width=_REPORT_WIDTH)    # long layer names: the last columns continue below
+                        line_width=REPORT_WIDTH)    # long layer names: the last columns continue below
 
 def _metrics_line(r) -> list[str]:
     if not r.other_metrics: return []
@@ -267,11 +267,11 @@ def _source_lines(settings:dict) -> list[str]:
 
 _SOURCE_KEYS = ('source', 'levels_as_written', 'metrics_as_written')   # settings of a file read from another tool (`fasterai.analyze.interop`)
 
-_REPORT_WIDTH = 83      # a printed report's prose lines fit the docs' column (83 monospace characters at 1400 px)
+REPORT_WIDTH = 83      # a printed report's prose lines fit the docs' column (83 monospace characters at 1400 px)
 
 def _fit(line:str, indent:str='  ') -> str:
-    "A long prose line of a report wrapped at `_REPORT_WIDTH` columns, the continuation lines indented."
-    return '\n'.join(textwrap.wrap(line, _REPORT_WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
+    "A long prose line of a report wrapped at `REPORT_WIDTH` columns, the continuation lines indented."
+    return '\n'.join(textwrap.wrap(line, REPORT_WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
 
 def _noise_head(r) -> str|None:
     "What the intervals are (method, level, resamples, samples) — or why there are none; None when nothing was recorded."
@@ -666,7 +666,7 @@ class SweepResult(_Layers):
         lv = ', '.join(self.kind.format_level(l) for l in self.levels)
         head = f"SweepResult({self.compression_type} at [{lv}], {len(self.layers)} layers,"
         tail = f"baseline {self.metric_name}={self.baseline_metric:.6g}{'' if not self.other_metrics else f' (+ {list(self.other_metrics)})'})"
-        return f"{head} {tail}" if len(head) + len(tail) < _REPORT_WIDTH else f"{head}\n  {tail}"   # two lines when one is wider than the docs' column
+        return f"{head} {tail}" if len(head) + len(tail) < REPORT_WIDTH else f"{head}\n  {tail}"   # two lines when one is wider than the docs' column
 
 # %% ../../nbs/analyze/results.ipynb #167864cc
 def _reason_at(self:SweepResult, c:LayerCurve, i:int):
@@ -985,7 +985,7 @@ def _sweep_summary_text(self:SweepResult) -> str:
               for i in range(len(self.levels))] for j in range(len(self.layers))]
     table = pd.DataFrame(cells, index=pd.Index(self.names, name='layer'), columns=[self.kind.format_level(l) for l in self.levels])
     lines += ['', f"delta per layer (rows) and level (columns){'; ~ within noise' if noisy.any() else ''}:",
-              table.to_string(line_width=_REPORT_WIDTH)]   # long layer names: the level columns continue in blocks below
+              table.to_string(line_width=REPORT_WIDTH)]   # long layer names: the level columns continue in blocks below
     head = _noise_head(self)
     if head:
         lines += ['', head]

@@ -9,7 +9,7 @@ import torch.nn as nn
 from torch.utils._pytree import tree_leaves, tree_map
 
 # %% auto #0
-__all__ = ['run_model', 'tensors_of', 'map_tensors', 'input_shape', 'to_device']
+__all__ = ['run_model', 'tensors_of', 'map_tensors', 'input_shape', 'to_device', 'calibration_batches']
 
 # %% ../../nbs/core/inputs.ipynb #a8030cdd
 def run_model(model:nn.Module,  # the model to call
@@ -42,3 +42,11 @@ def to_device(inputs,  # tensors, possibly in tuples, lists or dicts
     "`inputs` (tensors, possibly in tuples, lists or dicts) moved to `device`."
     device = torch.device(device)
     return map_tensors(lambda t: t if t.device == device else t.to(device), inputs)
+
+# %% ../../nbs/core/inputs.ipynb #6734c4fa
+def calibration_batches(data,  # a tensor or dict (one batch), or an iterable of batches: tensors, (x, y) tuples or dicts
+                       ):
+    "Model inputs from calibration data: a tensor or dict is one batch; otherwise each item is a batch, and of an `(x, y)` tuple only `x` is used."
+    if isinstance(data, (torch.Tensor, dict)): yield data; return
+    for b in data: yield b[0] if isinstance(b, (tuple, list)) else b
+

@@ -9,12 +9,12 @@ import torch
 import torch.nn as nn
 from .criteria import Criteria
 from .granularity import WeightUnit
-from .inputs import run_model, to_device
+from .inputs import run_model, to_device, calibration_batches
 from .model import check_model, eval_mode, model_device
 from .units import check_flag
 
 # %% auto #0
-__all__ = ['batch_inputs', 'input_norms', 'Wanda']
+__all__ = ['input_norms', 'Wanda']
 
 # %% ../../nbs/core/wanda.ipynb #081a0493
 def _hooked(name:str, layer) -> tuple:
@@ -29,16 +29,11 @@ def _hooked(name:str, layer) -> tuple:
     raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({type(layer).__name__}) is not a Linear, "
                      f"a convolution or a transposed linear (HF Conv1D); leave it out (layers=...)")
 
-def batch_inputs(batch,  # a tensor, an (x, y) tuple, or a dict of keyword inputs
-                ):
-    "The inputs of a calibration batch: `x` of `(x, y)` (all but the last of a longer tuple), else the batch itself."
-    if isinstance(batch, (tuple, list)) and len(batch) >= 2: return batch[0] if len(batch) == 2 else tuple(batch[:-1])
-    return batch
 
 # %% ../../nbs/core/wanda.ipynb #135c988b
 def input_norms(model:nn.Module,     # the model to run
                 layers:dict,         # name -> layer (or `WeightUnit`) whose inputs are measured
-                data,                # calibration batches: `(x, y)` pairs or inputs `x` (a list, a DataLoader)
+                data,                # calibration data: one batch, or batches (`(x, y)` pairs or inputs `x`; a list, a DataLoader)
                 n_batches:int|None=None  # read at most this many batches (None: all)
                ) -> dict:
     "Name -> the L2 norm of each input channel of the layer over all calibration batches (a 1-D float32 tensor)."
@@ -55,9 +50,9 @@ def input_norms(model:nn.Module,     # the model to run
     try:
         for n, (m, axis, _) in where.items(): handles.append(m.register_forward_pre_hook(hook_for(n, axis)))
         with torch.no_grad(), eval_mode(model):
-            for b in data:
+            for b in calibration_batches(data):
                 if n_batches is not None and seen >= n_batches: break
-                run_model(model, to_device(batch_inputs(b), dev))
+                run_model(model, to_device(b, dev))
                 seen += 1
     finally:
         for h in handles: h.remove()

@@ -18,7 +18,8 @@ from ..core.wanda import Wanda
 from ..sparse.sparsifier import Sparsifier
 from ..analyze.compressions import first_item
 from ..analyze.costs import KEYS, Selection, measure
-from ..analyze.evaluation import DataEvaluator, as_metric, metric_direction
+from ..analyze.evaluation import DataEvaluator, as_metric, metric_direction, check_measure
+from ..analyze.results import REPORT_WIDTH
 from ..analyze.confidence import PairedBootstrap
 from .options import PlanUnit, plan_kind, plan_kinds
 from .plan import Plan
@@ -85,13 +86,8 @@ def _competing(plan:Plan, names) -> tuple[list, dict]:
 # %% ../../nbs/plan/comparison.ipynb #236ac346
 def _evaluator(eval_fn, data, metric, higher_is_better:bool):
     "evaluate(model) -> (value, per-sample values or None)."
-    if eval_fn is not None:
-        if data is not None or metric is not None: raise ValueError("give either eval_fn, or data and metric, not both")
-        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float: {eval_fn!r}")
-        return lambda m: (as_metric(eval_fn(m)), None)
-    if data is None or metric is None:
-        raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and "
-                         "metric=metric(preds, targets) with one value per sample")
+    check_measure(eval_fn, data, metric)
+    if eval_fn is not None: return lambda m: (as_metric(eval_fn(m)), None)
     def evaluate(m):
         ev = DataEvaluator(m, data, metric, higher_is_better)
         value = ev.baseline()
@@ -141,8 +137,8 @@ class Comparison:
         conf = (f"{self.confidence['level']:.0%} paired bootstrap intervals over {self.confidence['samples']} samples"
                 if self.confidence else "no intervals (eval_fn gives one number)")
         print(textwrap.fill(f"Budget {_budget_text(self.budget)}; {self.metric_name}, {hib} is better; "   # fits the docs' column
-                            f"differences are method - plan; {conf}; {self.seconds:.1f} s", 83, subsequent_indent='  '))
-        print(self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}", line_width=83))   # too wide: in two blocks
+                            f"differences are method - plan; {conf}; {self.seconds:.1f} s", REPORT_WIDTH, subsequent_indent='  '))
+        print(self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}", line_width=REPORT_WIDTH))   # too wide: in two blocks
         for name, why in self.skipped.items(): print(f"not run: {name}: {why}")
 
     def __repr__(self):

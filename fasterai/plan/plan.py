@@ -15,7 +15,7 @@ from ..core.model import check_model
 from ..core.counter import uncounted_lines
 from ..core.select import candidate_modules, candidate_units
 from ..analyze.compressions import first_item, get_compression
-from ..analyze.results import SweepResult, damage
+from ..analyze.results import SweepResult, damage, REPORT_WIDTH
 from ..analyze.evaluation import DataEvaluator, as_metric, check_measure
 from ..analyze.serialize import write_json, read_json, decode, dec_str, dec_float, dec_bool, dec_dict, dec_int, list_of
 from ..quantize.quantizer import Quantizer
@@ -174,7 +174,7 @@ def summary(self:Plan):
              f"Kept, in percent of {scope}:"] + _budget_lines(self) + _sparse_lines(self)
     if self.costs.uncounted:                     # `fasterai.core.counter`: products the MAC count could not count
         lines += ["MACs exclude what the counter could not count (a lower bound):"] + [   # each wrapped: fits the docs' column
-            textwrap.fill(l, 83, initial_indent='  ', subsequent_indent='    ', break_long_words=False, break_on_hyphens=False)
+            textwrap.fill(l, REPORT_WIDTH, initial_indent='  ', subsequent_indent='    ', break_long_words=False, break_on_hyphens=False)
             for l in uncounted_lines(self.costs.uncounted)]
     lines += ['Kinds:'] + [f"  {k}: {', '.join(f'{a}={b}' for a, b in s.items()) or 'defaults'}" for k, s in self.kinds.items()]
     df = self.to_dataframe()
@@ -408,7 +408,7 @@ class Verification:
 
     def __repr__(self):
         return textwrap.fill(f"Verification(predicted {self.predicted:.4f}, measured {self.measured:.4f}, gap {self.gap:+.4f}, "
-                             f"baseline {self.baseline:.4f}; {self.seconds:.2f} s)", 83, subsequent_indent='  ')   # fits the docs' column
+                             f"baseline {self.baseline:.4f}; {self.seconds:.2f} s)", REPORT_WIDTH, subsequent_indent='  ')   # fits the docs' column
 
 def _metric_fn(eval_fn, data, metric, higher_is_better):
     "One way to measure: `eval_fn(model)`, or `metric` over `data`."

@@ -251,13 +251,13 @@ def _full_group(self:Pruner, g) -> list:
 @patch
 @torch.no_grad()
 def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
-    "Importance of every current channel of group `g`."
-    cache, key = self._score_cache, (g.id, self._state(g), normalize)
-    if cache is not None and key[1] is not None and key in cache: return cache[key]
-    s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring).cpu()     # host scores: indices for torch-pruning
-    if normalize: s = normalize_mean_abs(s)
-    if cache is not None and key[1] is not None: cache[key] = s
-    return s
+    "Importance of every current channel of group `g` (`normalize`: divided by their mean |score|, for global ranking)."
+    cache, key = self._score_cache, (g.id, self._state(g))       # raw scores cached (what `score_groups` fills)
+    if cache is not None and key[1] is not None and key in cache: s = cache[key]
+    else:
+        s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring).cpu()     # host scores: indices for torch-pruning
+        if cache is not None and key[1] is not None: cache[key] = s
+    return normalize_mean_abs(s) if normalize else s
 
 @patch
 @torch.no_grad()
@@ -267,7 +267,7 @@ def score_groups(self:Pruner,
     "Inside `reuse_scores`: score `groups` (default all) on their device and bring every score to the host in one transfer."
     if self._score_cache is None: raise RuntimeError("score_groups fills the cache of reuse_scores(): call it inside that block")
     todo = [g for g in (self._groups if groups is None else groups)
-            if g.blocked is None and (g.id, self._state(g), False) not in self._score_cache]     # the groups a cut can reach
+            if g.blocked is None and (g.id, self._state(g)) not in self._score_cache]     # the groups a cut can reach
     if not todo: return
     by_device = {}
     for g in todo:
@@ -276,7 +276,7 @@ def score_groups(self:Pruner,
         by_device.setdefault(s.device, []).append((g, s))
     for pairs in by_device.values():
         host = torch.cat([s for _, s in pairs]).cpu().split([len(s) for _, s in pairs])
-        for (g, _), s in zip(pairs, host): self._score_cache[(g.id, self._state(g), False)] = s
+        for (g, _), s in zip(pairs, host): self._score_cache[(g.id, self._state(g))] = s
 
 @patch
 @contextmanager

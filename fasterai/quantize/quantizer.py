@@ -10,7 +10,7 @@ import pandas as pd
 import torch
 import torch.nn as nn
 from fastcore.basics import patch
-from ..core.inputs import run_model, to_device, map_tensors
+from ..core.inputs import run_model, to_device, map_tensors, calibration_batches
 from ..core.model import eval_mode, model_device, check_model
 from ..core.granularity import WeightUnit, TransposedWeight, unit_type
 from ..core.select import select_modules
@@ -18,7 +18,7 @@ from ..core.units import check_bits, check_flags, check_flag
 
 # %% auto #0
 __all__ = ['HALF_WRITE_STEPS', 'fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'off_grid_steps', 'float32_layer',
-           'calibrate_ranges', 'calibration_batches', 'Quantizer']
+           'calibrate_ranges', 'Quantizer']
 
 # %% ../../nbs/quantize/quantizer.ipynb #85212066
 def fake_quantize(w:torch.Tensor,              # the weights
@@ -126,12 +126,6 @@ def calibrate_ranges(model:nn.Module,   # the model, run as it is
 def _quantize_output(module, args, out, lo, hi, bits): return fake_quantize_affine(out, lo, hi, bits)
 
 # %% ../../nbs/quantize/quantizer.ipynb #7dce2fcb
-def calibration_batches(data,  # a tensor or dict (one batch), or an iterable of batches: tensors, (x, y) tuples or dicts
-                       ):
-    "Model inputs from calibration data: a tensor or dict is one batch; otherwise each item is a batch, and of an `(x, y)` tuple only `x` is used."
-    if isinstance(data, (torch.Tensor, dict)): yield data; return
-    for b in data: yield b[0] if isinstance(b, (tuple, list)) else b
-
 class Quantizer:
     "Fake-quantize the weights of a model's layers in place, one bit width per unit, as the quantization analysis does; `restore()` undoes it exactly."
     def __init__(self,
