@@ -49,6 +49,8 @@ def parse_args(argv=None):
     p.add_argument('--finetune-epochs', type=int, default=2, help='epochs of the fine-tuned digits rows (default: 2)')
     p.add_argument('--prune-scoring', default=None, choices=['group', 'filters'],
                    help="how every Pruner of the run scores channels (default: the Pruner's own default)")
+    p.add_argument('--sparsity-levels', default=None,
+                   help=f"comma-separated sparsity levels of the LM sweeps (default: {','.join(map(str, SPARSITY_LEVELS))})")
     p.add_argument('--out', default=None, help='save every result (with its per-sample values) to this JSON file')
     p.add_argument('--table', nargs='*', default=None, help='print the tables of saved JSON files, and stop')
     a = p.parse_args(argv)
@@ -56,6 +58,8 @@ def parse_args(argv=None):
     bad = [r for r in a.rows if r not in ROWS]
     if bad: p.error(f"--rows: unknown {bad}; allowed: {list(ROWS)}")
     a.seeds = [int(s) for s in a.seeds.split(',') if s.strip()]
+    a.sparsity_levels = ([float(s) for s in a.sparsity_levels.split(',') if s.strip()] if a.sparsity_levels
+                         else SPARSITY_LEVELS)
     if a.refine < 0: p.error(f"--refine={a.refine}: rounds must be >= 0")
     if a.refine == 0 and a.reference == 'refined':
         p.error("--refine 0 makes no refined plan: give --reference kl or task")
@@ -153,13 +157,13 @@ def lm_rows(a, results:Results, row:str):
         task = (lm_nll_per_sample, 'nll', False)
         t0 = time.perf_counter()
         if row.startswith('lm-sparsity'):
-            sw = sweeps_of(model, data.valid, sample, task, 'sparsity', SPARSITY_LEVELS, wanda)
+            sw = sweeps_of(model, data.valid, sample, task, 'sparsity', a.sparsity_levels, wanda)
             settings = [(f"{pct}% sparse", {'params': 100 - pct}) for pct in (50, 60, 70)]
         elif row == 'lm-bits':
             sw = sweeps_of(model, data.valid, sample, task, 'quantization', BITS_LEVELS)
             settings = [(f"{bits:g} bits", {'bytes': 100 * bits / 32}) for bits in (4, 3, 2.5)]
         else:                                                      # lm-joint: one plan over sparsity and bits
-            sp = sweeps_of(model, data.valid, sample, task, 'sparsity', SPARSITY_LEVELS)
+            sp = sweeps_of(model, data.valid, sample, task, 'sparsity', a.sparsity_levels)
             qb = sweeps_of(model, data.valid, sample, task, 'quantization', BITS_LEVELS, kl=sp['kl'])
             sw = {k: [sp[k], qb[k]] if k != 'kl' else sp[k] for k in sp}
             settings = [('10% bytes', {'bytes': 10})]
