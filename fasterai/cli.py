@@ -103,7 +103,8 @@ def parse_layer_types(text:str|None,  # comma-separated torch.nn class names, e.
     return tuple(getattr(nn, n) for n in names)
 
 def pick_layers(model:nn.Module,           # the model to analyse
-                layers:str|None=None,      # `--layers`: comma-separated names (a block's name selects the layers inside it)
+                # `--layers`: comma-separated names (a block's name selects the layers inside it)
+                layers:str|None=None,
                 types:tuple|None=None      # `--layer-types` as classes (`parse_layer_types`)
                ) -> list|None:
     "The names of the layers to analyse (the analysis' `layers=`), or None for every compressible layer."
@@ -184,7 +185,8 @@ def _trusted_pickle(path:Path, trust_pickle:bool, arg:str) -> nn.Module:
                          "(torch.save(model.state_dict(), path)) and pass --model ARCH --weights path, or TorchScript.")
     try: obj = torch.load(path, map_location='cpu', weights_only=False)
     except Exception as e: raise ValueError(f"{arg}={str(path)!r}: torch cannot load it ({type(e).__name__}: {str(e)[:200]})") from None
-    if not isinstance(obj, nn.Module) and isinstance(getattr(obj, 'model', None), nn.Module): obj = obj.model   # a fastai Learner
+    # a fastai Learner
+    if not isinstance(obj, nn.Module) and isinstance(getattr(obj, 'model', None), nn.Module): obj = obj.model
     if not isinstance(obj, nn.Module): raise ValueError(f"{arg}={str(path)!r} holds {type(obj).__name__}, not a torch model")
     return obj
 
@@ -197,7 +199,8 @@ def load_weights(path,                     # a state dict file, a TorchScript ar
     if not path.is_file(): raise ValueError(f"--weights={str(path)!r}: no such file")
     kind, sd = file_kind(path)
     if kind == 'torchscript':
-        with warnings.catch_warnings():            # torch.jit.load is deprecated (FutureWarning) but still reads the file
+        # torch.jit.load is deprecated (FutureWarning) but still reads the file
+        with warnings.catch_warnings():
             warnings.filterwarnings('ignore', message=r'.*torch\.jit', category=FutureWarning)
             return dict(torch.jit.load(str(path), map_location='cpu').state_dict())
     if kind == 'pickle': return _trusted_pickle(path, trust_pickle, '--weights').state_dict()
@@ -419,7 +422,8 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
     _save(lambda ax: plan.plot_pareto(front, ax=ax), files['pareto.png'], (6, 4))
     for k in kinds: files[f"targets_{k}.json"].write_text(json.dumps(plan.targets(k), indent=1))
     cmp_lines = []
-    if compare:           # the field's heuristics at the plan's budget, each on a copy of the model, with the same metric
+    # the field's heuristics at the plan's budget, each on a copy of the model, with the same metric
+    if compare:
         import matplotlib.pyplot as plt
         cmp = compare_methods(net, plan, eval_fn=eval_fn, higher_is_better=an.higher_is_better, metric_name=an.metric_name)
         cmp.table.to_csv(files['compare.csv'], index=False)
@@ -441,13 +445,18 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
 # %% ../nbs/cli.ipynb #f0fdb7ba
 @call_parse
 def sensitivity_report(
-    model:str='digits',              # 'digits' (train the demo CNN on real digits), a torchvision model name (weights=None), or a saved model file
+    # 'digits' (train the demo CNN on real digits), a torchvision model name (weights=None), or a saved model file
+    model:str='digits',
     compression:str=None,            # a registered kind: sparsity (default), quantization, pruning, ...
     levels:str=None,                 # comma-separated levels in the kind's unit; default: the kind's default levels
-    target:float=None,               # overall percent (parameter-weighted) of targets.json; default: the kind's default target
-    layers:str=None,                 # comma-separated layer names to analyse (a block's name selects the layers inside it); default: all
-    layer_types:str=None,            # comma-separated torch.nn classes to analyse, e.g. Conv2d,Linear; with --layers: those inside them
-    input_shape:str=None,            # shape of the random batch for the proxy metric, batch first; default 8,3,64,64 (not for digits)
+    # overall percent (parameter-weighted) of targets.json; default: the kind's default target
+    target:float=None,
+    # comma-separated layer names to analyse (a block's name selects the layers inside it); default: all
+    layers:str=None,
+    # comma-separated torch.nn classes to analyse, e.g. Conv2d,Linear; with --layers: those inside them
+    layer_types:str=None,
+    # shape of the random batch for the proxy metric, batch first; default 8,3,64,64 (not for digits)
+    input_shape:str=None,
     weights:str=None,                # state dict or TorchScript file with the weights of --model NAME
     out:str='sensitivity_report',    # folder for the report
     option:Param("an option of the kind as name=value, repeatable: granularity=kernel (sparsity), quant_per_channel=false "
@@ -455,10 +464,15 @@ def sensitivity_report(
     device:str='cpu',                # cpu, cuda, cuda:1, ...
     trust_pickle:bool=False,         # allow loading a whole pickled model; this RUNS CODE stored in the file
     seed:int=0,                      # seed of the demo training and of the random batch
-    budget:str=None,                 # plan instead of one sweep: what the model may keep, e.g. macs=50 or bytes=10,params=40 (percent of dense)
-    compare:bool=False,              # with --budget: also apply the field's heuristics (uniform, global magnitude, ERK, ...) at the plan's budget, and compare
-    extrapolate:bool=False,          # let targets and plans go beyond the strongest measured level (each curve extended by its last slope)
-    quiet:bool=False):               # print nothing (the report is still written); the progress bar shows only in a terminal
+    # plan instead of one sweep: what the model may keep, e.g. macs=50 or bytes=10,params=40 (percent of dense)
+    budget:str=None,
+    # with --budget: also apply the field's heuristics (uniform, global magnitude, ERK, ...) at the plan's budget, and
+    # compare
+    compare:bool=False,
+    # let targets and plans go beyond the strongest measured level (each curve extended by its last slope)
+    extrapolate:bool=False,
+    # print nothing (the report is still written); the progress bar shows only in a terminal
+    quiet:bool=False):
     "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
     t0 = time.perf_counter()
     check_flags(trust_pickle=trust_pickle, extrapolate=extrapolate, quiet=quiet, compare=compare)
@@ -473,7 +487,8 @@ def sensitivity_report(
     an = SensitivityAnalyzer(net, sample, eval_fn, higher_is_better=hib, metric_name=metric_name)
     if budget is not None: return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate, compare)
     _say(quiet, *head)
-    sw = an.sweep(comp, lv, layers=chosen, verbose=not quiet and sys.stdout.isatty())   # the bar only in a terminal, not in a log
+    # the bar only in a terminal, not in a log
+    sw = an.sweep(comp, lv, layers=chosen, verbose=not quiet and sys.stdout.isatty())
     bar = bar_level(sw.levels, target)
     targets = None if target is None else sw.to_layer_targets(net, target, extrapolate=extrapolate)
     with contextlib.redirect_stdout(io.StringIO()) as buf: sw.at(bar).summary()

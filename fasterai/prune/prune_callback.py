@@ -27,7 +27,8 @@ class PruneCallback(Callback):
                  context:str='local',             # 'local' or 'global' ranking (a dict is always per layer)
                  criteria:Criteria=large_final,   # channel importance, higher = keep
                  ignored_layers:list|None=None,   # modules or names never pruned (the output layer never is)
-                 example_inputs=None,             # input(s) to trace the model; default: 2 samples of `learn.dls.one_batch()`
+                 # input(s) to trace the model; default: 2 samples of `learn.dls.one_batch()`
+                 example_inputs=None,
                  round_to:int|None=None):         # keep a multiple of this many channels per group
         if not isinstance(schedule, Schedule): raise TypeError(f"schedule must be a fasterai Schedule, got {type(schedule).__name__}")
         if context not in ('local', 'global'): raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")

@@ -61,7 +61,8 @@ class PruneInfo:
     "What `Pruner.pruned` removed: group id -> (channels before, channels after), and what it changed."
     groups: dict = field(default_factory=dict)    # group id -> (channels before, channels after)
     indices: dict = field(default_factory=dict)   # group id -> the removed output channels of its root layer, sorted
-    touched: list = field(default_factory=list)   # names of the changed modules (and parameters outside any layer), in model order
+    # names of the changed modules (and parameters outside any layer), in model order
+    touched: list = field(default_factory=list)
     @property
     def removed(self) -> int:
         "Channels removed in total."
@@ -81,7 +82,8 @@ class _Group:
     def channels(self) -> int: return self.graph.out_channels(self.root)
 
 # %% ../../nbs/prune/pruner.ipynb #654200d9
-_fixed_cache = weakref.WeakKeyDictionary()   # model -> (its modules, `_fixed_reshapes`): the forward's code does not change
+# model -> (its modules, `_fixed_reshapes`): the forward's code does not change
+_fixed_cache = weakref.WeakKeyDictionary()
 _fx_warned = set()                          # model classes torch.fx could not trace, warned about once
 
 class Pruner:
@@ -89,13 +91,18 @@ class Pruner:
     def __init__(self,
                  model:nn.Module,                 # the model, pruned in place
                  pruning_ratio:float|dict,        # percent of channels to remove, or layer name -> percent
-                 context:str='local',             # 'local': each group loses the ratio; 'global': rank all channels together
+                 # 'local': each group loses the ratio; 'global': rank all channels together
+                 context:str='local',
                  criteria:Criteria=large_final,   # channel importance (higher = keep), scored per filter
-                 ignored_layers=None,             # never pruned: names, modules (with their sub-modules), types or a filter_fn
+                 # never pruned: names, modules (with their sub-modules), types or a filter_fn
+                 ignored_layers=None,
                  example_inputs=None,             # input(s) to trace the model with (required)
                  round_to:int|None=None,          # keep a multiple of this many channels per group
-                 layers=None,                     # only these may be pruned: names, modules, types or a filter_fn (None: all)
-                 scoring:str='group'):            # 'group': score a channel over its whole coupled group; 'filters': its producing filters only (`channel_scores`)
+                 # only these may be pruned: names, modules, types or a filter_fn (None: all)
+                 layers=None,
+                 # 'group': score a channel over its whole coupled group; 'filters': its producing filters only
+                 # (`channel_scores`)
+                 scoring:str='group'):
         check_model(model)
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
@@ -122,7 +129,8 @@ class Pruner:
         self._layers = [(n, m) for n, m in model.named_modules() if m in self._member_of]
         self._before = None
         self._open, self._score_cache = 0, None     # `pruned` blocks open now; scores kept by `reuse_scores`
-        self._checked, self._out_shapes = set(), None   # groups whose first cut left a running model; the output shapes then
+        # groups whose first cut left a running model; the output shapes then
+        self._checked, self._out_shapes = set(), None
 
     def __repr__(self):
         return (f"Pruner(pruning_ratio={self.pruning_ratio!r}, context={self.context!r}, criteria={self.criteria.name}, "
@@ -159,7 +167,8 @@ class Pruner:
 
     def _reshaped(self, c, fixed:dict) -> tuple:
         "(why not, widths): a reshape with literal sizes that coupling `c` reaches fixes it, unless each literal is its width held in an attribute fasterai updates."
-        if c.head_dim: return None, []     # an attention module views q/k/v as (..., -1, head_dim): whole heads keep that size
+        # an attention module views q/k/v as (..., -1, head_dim): whole heads keep that size
+        if c.head_dim: return None, []
         width, widths = self.graph.out_channels(c.root), []
         for n in c.names:
             for r in fixed.get(n, []):
@@ -255,7 +264,8 @@ def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
     cache, key = self._score_cache, (g.id, self._state(g))       # raw scores cached (what `score_groups` fills)
     if cache is not None and key[1] is not None and key in cache: s = cache[key]
     else:
-        s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring).cpu()     # host scores: indices for torch-pruning
+        # host scores: indices for torch-pruning
+        s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring).cpu()
         if cache is not None and key[1] is not None: cache[key] = s
     return normalize_mean_abs(s) if normalize else s
 
@@ -272,7 +282,8 @@ def score_groups(self:Pruner,
     by_device = {}
     for g in todo:
         try: s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring)
-        except Exception: continue            # a group the graph cannot cut: scored (and its error raised) only if ever cut
+        # a group the graph cannot cut: scored (and its error raised) only if ever cut
+        except Exception: continue
         by_device.setdefault(s.device, []).append((g, s))
     for pairs in by_device.values():
         host = torch.cat([s for _, s in pairs]).cpu().split([len(s) for _, s in pairs])
@@ -415,7 +426,8 @@ def _output_shapes(self:Pruner) -> list:
 def _broken(self:Pruner, g) -> str|None:
     "What is wrong with the model right after group `g`'s first cut (None: it runs on its example inputs, with the same output shapes unless `g` makes the output)."
     try: shapes = self._output_shapes()
-    except Exception as e: return f"{type(e).__name__}: {str(e)[:300]}"     # whatever fails, the cut made it fail: it is undone
+    # whatever fails, the cut made it fail: it is undone
+    except Exception as e: return f"{type(e).__name__}: {str(e)[:300]}"
     if shapes != self._out_shapes and not g.touches_output: return f"the output shapes change from {self._out_shapes} to {shapes}"
     return None
 

@@ -25,20 +25,23 @@ def fake_quantize(w:torch.Tensor,              # the weights
                   bits:int,                    # bit width, 2-16
                   axis:int|None=0,             # one scale per slice along this axis; None: one for the tensor
                   out:torch.Tensor|None=None,  # write the result here (e.g. the layer's weight), not into a new tensor
-                  dtype:torch.dtype|None=None, # the result's dtype (None: `out`'s, else `w`'s); the grid is computed in float32
+                  # the result's dtype (None: `out`'s, else `w`'s); the grid is computed in float32
+                  dtype:torch.dtype|None=None,
                  ) -> torch.Tensor:
     "Symmetric fake-quantization of `w` to `bits`: one scale per slice along `axis` (None: per tensor)."
     qmax = 2 ** (bits - 1) - 1
     x = w.detach()
     dims = [d for d in range(x.dim()) if d != axis] if axis is not None else list(range(x.dim()))
     if not dims: amax = x.abs()
-    else: amax = torch.maximum(x.amax(dim=dims, keepdim=True), x.amin(dim=dims, keepdim=True).neg())  # max |x|, no temporary
+    # max |x|, no temporary
+    else: amax = torch.maximum(x.amax(dim=dims, keepdim=True), x.amin(dim=dims, keepdim=True).neg())
     if axis is None: amax = amax.reshape(())
     amax = amax.float()                                                      # exact: the max of values the dtype holds
     scale = torch.where(amax > 0, amax / qmax, torch.ones_like(amax))
     if out is not None and out.dtype == x.dtype == torch.float32:            # in place: the same ops, no temporaries
         return torch.div(x, scale, out=out).round_().clamp_(-qmax, qmax).mul_(scale)
-    q = torch.div(x, scale)                                                  # float32 (a half weight is promoted, exactly)
+    # float32 (a half weight is promoted, exactly)
+    q = torch.div(x, scale)
     q = q.round_().clamp_(-qmax, qmax).mul_(scale).to(dtype or (w.dtype if out is None else out.dtype))
     return q if out is None else out.copy_(q)
 
@@ -65,8 +68,10 @@ def _output_module(m) -> nn.Module|None:
     return m.output_module if isinstance(m, WeightUnit) else m
 
 # %% ../../nbs/quantize/quantizer.ipynb #bfee1901
-_SIGNIFICAND = {torch.bfloat16: 8, torch.float16: 11}     # significant bits of the half dtypes (the implicit one counted)
-HALF_WRITE_STEPS = 1 / 16      # the Quantizer writes a grid back in a half dtype when it lands at most this far off (in steps)
+# significant bits of the half dtypes (the implicit one counted)
+_SIGNIFICAND = {torch.bfloat16: 8, torch.float16: 11}
+# the Quantizer writes a grid back in a half dtype when it lands at most this far off (in steps)
+HALF_WRITE_STEPS = 1 / 16
 
 def off_grid_steps(dtype:torch.dtype,  # the weight's dtype
                    bits:int,           # bit width of the grid
@@ -133,9 +138,12 @@ class Quantizer:
                  per_channel:bool=True,    # one weight scale per output channel (else one for the tensor)
                  activations:bool=False,   # also fake-quantize each quantized unit's output (asymmetric, per tensor)
                  *,
-                 layers=None,              # which units: names, modules, types or a filter_fn(module, name); None = every supported unit
+                 # which units: names, modules, types or a filter_fn(module, name); None = every supported unit
+                 layers=None,
                  embeddings:bool=False,    # also every embedding table (naming one in `layers` selects it anyway)
-                 calibration_data=None):   # with `activations`: a batch, or batches (tensors, `(x, y)` pairs or dicts), to calibrate output ranges
+                 # with `activations`: a batch, or batches (tensors, `(x, y)` pairs or dicts), to calibrate output
+                 # ranges
+                 calibration_data=None):
         check_flags(per_channel=per_channel, activations=activations, embeddings=embeddings)
         check_model(model)
         if activations and calibration_data is None:
@@ -143,10 +151,12 @@ class Quantizer:
                              "layer's output range on (the analysis uses its sample when it has no calibration_data)")
         self.model, self.per_channel, self.activations = model, per_channel, activations
         self.calibration_data = calibration_data
-        self.layers = select_modules(model, layers, units=True, embeddings=embeddings)   # unit name -> layer or `WeightUnit`, in model order
+        # unit name -> layer or `WeightUnit`, in model order
+        self.layers = select_modules(model, layers, units=True, embeddings=embeddings)
         self.bits = {}                                # unit name -> bits it holds now (the fqn -> bits map)
         self.ranges = None                            # unit name -> (min, max) of its output (activations)
-        self._orig, self._hooks, self._float32 = {}, {}, {}   # saved weights; activation hooks; undo() of units run in float32
+        # saved weights; activation hooks; undo() of units run in float32
+        self._orig, self._hooks, self._float32 = {}, {}, {}
 
     def __repr__(self):
         return (f"Quantizer({len(self.layers)} units, per_channel={self.per_channel}, activations={self.activations}, "

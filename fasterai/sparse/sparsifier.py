@@ -42,7 +42,8 @@ class Sparsifier:
                  criteria:Criteria=large_final,  # how groups are scored (higher = keep)
                  layer_type=None,                # alias of `layers=` with layer classes (older name)
                  *,
-                 layers=None,                    # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                 # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                 layers=None,
                  embeddings:bool=False,          # also every embedding table (naming one in `layers` selects it anyway)
                  on_step:bool=True):             # re-apply masks after every `torch.optim` optimizer step
         check_flags(embeddings=embeddings, on_step=on_step)
@@ -52,7 +53,8 @@ class Sparsifier:
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
         self.model, self.granularity, self.context, self.criteria, self.on_step = model, granularity, context, criteria, on_step
-        self.layers = _selected(model, layers, layer_type, embeddings)   # unit name -> layer or `WeightUnit`, in model order
+        # unit name -> layer or `WeightUnit`, in model order
+        self.layers = _selected(model, layers, layer_type, embeddings)
         self._dims = {}                                  # unit class -> weight axes grouped by `granularity`
         for n, m in self.layers.items():
             if type(m) in self._dims: continue
@@ -249,7 +251,8 @@ def _report(layers:dict):
 
 def model_sparsity(model:nn.Module, # any model
                    layer_type=None,   # alias of `layers=` with layer classes (older name)
-                   layers=None):      # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                   # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                   layers=None):
     "DataFrame (layer, type, params, zeros, sparsity %) of the weights of `model`'s layers, plus a total row."
     return _report(_selected(model, layers, layer_type))
 
@@ -286,12 +289,15 @@ def _count(b:torch.Tensor) -> int: return int(torch.count_nonzero(b))   # ~6x fa
 
 def _lowest_on_device(flat:torch.Tensor, k:int, chunk:int=1 << 24) -> torch.Tensor:
     "Bool tensor, True on the `k` lowest entries of the 1-d `flat` (ties: lower index first; NaN above every number), with no host sync."
-    t = flat.kthvalue(k).values                                  # the k-th smallest (torch orders NaN last), on the device
+    # the k-th smallest (torch orders NaN last), on the device
+    t = flat.kthvalue(k).values
     nan = t.isnan()
-    sel = torch.where(nan, ~flat.isnan(), flat < t)              # strictly below the k-th: every number, when the k-th is NaN
+    # strictly below the k-th: every number, when the k-th is NaN
+    sel = torch.where(nan, ~flat.isnan(), flat < t)
     ties = torch.where(nan, flat.isnan(), flat == t)
     need, taken = k - sel.sum(), torch.zeros((), dtype=torch.int64, device=flat.device)
-    for i in range(0, flat.numel(), chunk):                      # the first `need` ties, in index order, by a running count
+    # the first `need` ties, in index order, by a running count
+    for i in range(0, flat.numel(), chunk):
         rank = ties[i:i + chunk].cumsum(0) + taken
         sel[i:i + chunk] |= ties[i:i + chunk] & (rank <= need)
         taken = rank[-1]
@@ -328,16 +334,19 @@ def _lowest(scores:torch.Tensor, k:int, complement:bool=False, scratch:MaskScrat
     a = _as_numpy(flat)
     if a is not None:                                # CPU: NumPy's quickselect and comparisons
         out, t = None if scratch is None else scratch.mask(n), None
-        if a.dtype == np.float32 and n >= 1 << 16:   # non-negative floats order like their bits read as int32: 2x faster
+        # non-negative floats order like their bits read as int32: 2x faster
+        if a.dtype == np.float32 and n >= 1 << 16:
             part = np.partition(a.view(np.int32), k - 1) if scratch is None else scratch.partition(a.view(np.int32), k - 1)
-            if part[:k].min() >= 0 and part[k - 1] <= _INF_BITS: a, t = a.view(np.int32), part[k - 1]   # no sign bit; k-th not NaN
+            # no sign bit; k-th not NaN
+            if part[:k].min() >= 0 and part[k - 1] <= _INF_BITS: a, t = a.view(np.int32), part[k - 1]
         if t is None: t = np.partition(a, k - 1)[k - 1]
         if t != t:                                   # the k-th is NaN: all numbers, then the first NaNs
             sel = ~np.isnan(a)
             short = k - int(np.count_nonzero(sel))
             sel[np.flatnonzero(np.isnan(a))[:short]] = True
         else:
-            direct = complement and a.dtype == np.int32 and t >= 0  # bits: a NaN is above every number, `a > t` keeps it
+            # bits: a NaN is above every number, `a > t` keeps it
+            direct = complement and a.dtype == np.int32 and t >= 0
             sel = np.greater(a, t, out=out) if direct else np.less_equal(a, t, out=out)
             diff = (n - k if direct else k) - int(np.count_nonzero(sel))
             if diff:                                 # ties with the k-th: the lower flat indices count as lower
@@ -370,7 +379,8 @@ def layer_mask(weight:torch.Tensor,    # the weight to sparsify
                scores:torch.Tensor,    # one score per group, broadcastable to `weight` (keepdim), higher = keep
                sparsity:float,         # percent of the groups to zero, 0-100
                round_to:int|None=None, # round the number of kept groups to a multiple of this
-               scratch:MaskScratch|None=None, # reusable CPU buffers; the mask returned then lives in them until the next call
+               # reusable CPU buffers; the mask returned then lives in them until the next call
+               scratch:MaskScratch|None=None,
               ) -> torch.Tensor:
     "Bool mask shaped like `weight` (True = keep) that zeroes exactly the lowest-scoring `sparsity`% of the groups."
     sparsity = check_percent('sparsity', sparsity)

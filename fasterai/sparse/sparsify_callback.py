@@ -33,7 +33,8 @@ class SparsifyCallback(Callback):
                  layer_type=None,                 # alias of `layers=` with layer classes (older name)
                  n_updates:int=10,                # about how many times per fit the masks are recomputed
                  *,
-                 layers=None,                     # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                 # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                 layers=None,
                  embeddings:bool=False):          # also every embedding table (a dict of targets may name one anyway)
         super().__init__()
         check_flags(lth=lth, reset_end=reset_end, embeddings=embeddings)
@@ -72,7 +73,8 @@ def _start(self:SparsifyCallback):
     if (self.lth or self.reset_end) and self.rewind_epoch >= self.n_epoch:
         raise ValueError(f"rewind_epoch={self.rewind_epoch} must be smaller than the number of epochs ({self.n_epoch})")
     self.sparsifier = Sparsifier(self.learn.model, self.granularity, self.context, self.criteria, self.layer_type,
-                                 layers=self.layers, on_step=False,       # a dict of targets names its units: embeddings may be among them
+                                 # a dict of targets names its units: embeddings may be among them
+                                 layers=self.layers, on_step=False,
                                  embeddings=self.embeddings or isinstance(self.sparsity, dict))
     self.sparsifier.check_sparsity(self.sparsity)
     self.report, self._bin, self._level, self._final = None, 0, 0., self.schedule(1.)
