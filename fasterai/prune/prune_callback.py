@@ -66,7 +66,8 @@ class PruneCallback(Callback):
         if set(map(id, self.learn.model.parameters())) != params: self._rebind_optimizer()
 
     def _rebind_optimizer(self):
-        "Recreate `learn.opt` on the new parameters, keeping hyper-parameters, frozen groups and untouched parameters' state."
+        """Recreate `learn.opt` on the new parameters, keeping hyper-parameters, frozen groups and untouched
+        parameters' state."""
         old = self.learn.opt
         if old is None: return
         self.learn.create_opt()

@@ -60,11 +60,13 @@ def fake_quantize_affine(x:torch.Tensor,  # the tensor (a layer output)
 
 def out_channel_axis(m,  # a layer or weight unit
                     ) -> int:
-    "The weight axis of output channels: 1 for transposed convolutions and transposed linears (HF `Conv1D`), 0 otherwise."
+    """The weight axis of output channels: 1 for transposed convolutions and transposed linears (HF `Conv1D`), 0
+    otherwise."""
     return 1 if isinstance(m, (nn.modules.conv._ConvTransposeNd, TransposedWeight)) else 0
 
 def _output_module(m) -> nn.Module|None:
-    "The module whose forward output is unit `m`'s output (None: a weight parameter among several, as attention's in_proj_weight)."
+    """The module whose forward output is unit `m`'s output (None: a weight parameter among several, as attention's
+    in_proj_weight)."""
     return m.output_module if isinstance(m, WeightUnit) else m
 
 # %% ../../nbs/quantize/quantizer.ipynb #bfee1901
@@ -76,7 +78,8 @@ HALF_WRITE_STEPS = 1 / 16
 def off_grid_steps(dtype:torch.dtype,  # the weight's dtype
                    bits:int,           # bit width of the grid
                   ) -> float:
-    "How far off the `bits`-bit grid a value written back in `dtype` can land, in steps of the grid (0 for float32 and wider)."
+    """How far off the `bits`-bit grid a value written back in `dtype` can land, in steps of the grid (0 for float32
+    and wider)."""
     p = _SIGNIFICAND.get(dtype)
     return 0. if p is None else (2 ** (bits - 1) - 1) / 2 ** p
 
@@ -87,7 +90,8 @@ def _cast_floats(x, dtype:torch.dtype):
 def float32_layer(module:nn.Module,      # a layer with a `weight` (and maybe a `bias`), in a half dtype
                   weight:torch.Tensor,   # its weight for now, in float32 (e.g. on a grid its dtype cannot hold)
                  ):
-    "Run `module` in float32 with `weight` (inputs cast to float32, output back to its dtype); returns `undo()`, which puts its parameters back."
+    """Run `module` in float32 with `weight` (inputs cast to float32, output back to its dtype); returns `undo()`,
+    which puts its parameters back."""
     dtype = module.weight.dtype
     saved = {k: module._parameters[k] for k in ('weight', 'bias') if module._parameters.get(k) is not None}
     module._parameters['weight'] = nn.Parameter(weight.detach().float(), requires_grad=False)
@@ -107,7 +111,8 @@ def calibrate_ranges(model:nn.Module,   # the model, run as it is
                      batches,           # model inputs, as `calibration_batches` gives them
                      strict:bool=True,  # raise for a layer with no tensor output (False: leave it out)
                     ) -> dict:
-    "Min and max of every layer's output over `batches`, from forward passes with temporary hooks; `strict=False` leaves out the layers with no tensor output."
+    """Min and max of every layer's output over `batches`, from forward passes with temporary hooks; `strict=False`
+    leaves out the layers with no tensor output."""
     check_flag('strict', strict)
     ranges = {}
     def hook(name, m, args, out):
@@ -132,7 +137,8 @@ def _quantize_output(module, args, out, lo, hi, bits): return fake_quantize_affi
 
 # %% ../../nbs/quantize/quantizer.ipynb #7dce2fcb
 class Quantizer:
-    "Fake-quantize the weights of a model's layers in place, one bit width per unit, as the quantization analysis does; `restore()` undoes it exactly."
+    """Fake-quantize the weights of a model's layers in place, one bit width per unit, as the quantization analysis
+    does; `restore()` undoes it exactly."""
     def __init__(self,
                  model:nn.Module,          # the model, quantized in place
                  per_channel:bool=True,    # one weight scale per output channel (else one for the tensor)
@@ -208,7 +214,8 @@ def _quantize(self:Quantizer, name:str, bits:int):
         self._hooks[name] = _output_module(m).register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=bits))
 
 def _say_half(layers:dict, targets:dict):
-    "Say once which half-precision units cannot hold their grid: run in float32, or (a weight parameter) written off the grid."
+    """Say once which half-precision units cannot hold their grid: run in float32, or (a weight parameter) written
+    off the grid."""
     off = {n: b for n, b in targets.items() if off_grid_steps(layers[n].weight.dtype, b) > HALF_WRITE_STEPS}
     if not off: return
     f32 = [n for n in off if not isinstance(layers[n], WeightUnit)]
@@ -225,7 +232,8 @@ def _say_half(layers:dict, targets:dict):
 def quantize_model(self:Quantizer,
                    bits,            # bits for every unit (an int, 2-16), or a dict unit name -> bits
                   ) -> nn.Module:
-    "Fake-quantize the named units (or all) in place; the request is checked whole before any change. Returns the model."
+    """Fake-quantize the named units (or all) in place; the request is checked whole before any change. Returns the
+    model."""
     targets = self.check_bits(bits)
     if self.activations and self.ranges is None: self.ranges = self._calibrate()
     _say_half(self.layers, targets)                # before: units run in float32 read float32 weights after

@@ -21,7 +21,8 @@ __all__ = ['Sparsifier', 'model_sparsity', 'format_sparsity', 'MaskScratch', 'n_
 
 # %% ../../nbs/sparse/sparsifier.ipynb #0294f690
 def _selected(model:nn.Module, layers=None, layer_type=None, embeddings:bool=False) -> dict:
-    "Name -> unit of the layers and weight units `layers=` selects (see `fasterai.core.select`), or its older alias `layer_type=` (classes)."
+    """Name -> unit of the layers and weight units `layers=` selects (see `fasterai.core.select`), or its older alias
+    `layer_type=` (classes)."""
     if layer_type is not None:
         if layers is not None: raise ValueError("give layers= or its alias layer_type=, not both")
         types = tuple(layer_type) if isinstance(layer_type, (list, tuple, set)) else (layer_type,)
@@ -288,7 +289,8 @@ def remove(self:Sparsifier):
 def _count(b:torch.Tensor) -> int: return int(torch.count_nonzero(b))   # ~6x faster than b.sum() on CPU
 
 def _lowest_on_device(flat:torch.Tensor, k:int, chunk:int=1 << 24) -> torch.Tensor:
-    "Bool tensor, True on the `k` lowest entries of the 1-d `flat` (ties: lower index first; NaN above every number), with no host sync."
+    """Bool tensor, True on the `k` lowest entries of the 1-d `flat` (ties: lower index first; NaN above every
+    number), with no host sync."""
     # the k-th smallest (torch orders NaN last), on the device
     t = flat.kthvalue(k).values
     nan = t.isnan()
@@ -304,7 +306,8 @@ def _lowest_on_device(flat:torch.Tensor, k:int, chunk:int=1 << 24) -> torch.Tens
     return sel
 
 def _as_numpy(flat:torch.Tensor):
-    "A NumPy array sharing the memory of the 1-d CPU tensor `flat` (widened to float32 when NumPy lacks its dtype), or None."
+    """A NumPy array sharing the memory of the 1-d CPU tensor `flat` (widened to float32 when NumPy lacks its dtype),
+    or None."""
     if flat.device.type != 'cpu' or flat.is_complex() or flat.dtype == torch.bool: return None
     flat = flat.detach()
     if flat.is_floating_point() and flat.dtype not in (torch.float16, torch.float32, torch.float64):
@@ -327,7 +330,8 @@ class MaskScratch:
         return w
 
 def _lowest(scores:torch.Tensor, k:int, complement:bool=False, scratch:MaskScratch|None=None) -> torch.Tensor:
-    "Bool tensor shaped like `scores`, True on its `k` lowest entries (ties: lower flat index first); or on all the others."
+    """Bool tensor shaped like `scores`, True on its `k` lowest entries (ties: lower flat index first); or on all the
+    others."""
     flat = scores.reshape(-1)
     n = flat.numel()
     if k <= 0 or k >= n: return torch.full(scores.shape, (k > 0) != complement, dtype=torch.bool, device=scores.device)
