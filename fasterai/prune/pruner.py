@@ -325,6 +325,52 @@ def set_references(self:Pruner):
     self.references.clear()
     self.references.update({m: m.weight.detach().clone() for m in self._member_of})
 
+# %% ../../nbs/prune/pruner.ipynb #bae7fa0b
+@patch
+def _counts(self:Pruner) -> dict:
+    "Channels, params and MACs of every member layer, and the model totals."
+    macs, params, df = count_flops_params(self.model, self.example_inputs)
+    layer_macs = dict(zip(df.layer, df.macs))
+    layers = {n: (self.graph.out_channels(m), sum(p.numel() for p in m.parameters()),
+                  int(layer_macs.get(n, 0))) for n, m in self._layers}
+    gs = self._targeted()
+    return dict(layers=layers, macs=int(macs), params=int(params), channels=sum(g.channels for g in gs),
+                uncounted=df.attrs.get('uncounted', {}))
+
+@patch
+def report(self:Pruner):
+    "A DataFrame: per layer, channels, params and MACs before and after; a final `total` row for the model."
+    import pandas as pd
+    now = self._counts()
+    before = self._before or now
+    rows = [dict(layer=n, type=type(m).__name__, group=self._member_of[m].id,
+                 channels_before=before['layers'][n][0], channels_after=now['layers'][n][0],
+                 params_before=before['layers'][n][1], params_after=now['layers'][n][1],
+                 macs_before=before['layers'][n][2], macs_after=now['layers'][n][2]) for n, m in self._layers]
+    rows.append(dict(layer='total', type='', group='',
+                     channels_before=before['channels'], channels_after=now['channels'],
+                     params_before=before['params'], params_after=now['params'],
+                     macs_before=before['macs'], macs_after=now['macs']))
+    out = pd.DataFrame(rows)
+    out.attrs['uncounted'] = {**before.get('uncounted', {}), **now['uncounted']}   # what the MAC count left out
+    return out
+
+@patch
+def print_sparsity(self:Pruner):
+    "Print channels per layer before -> after, and the model's params and MACs before -> after."
+    df = self.report()
+    t = df.iloc[-1]
+    for r in df.iloc[:-1].itertuples():
+        pct = 100 * (1 - r.channels_after / r.channels_before)
+        print(f"{r.layer:<32} {r.type:<8} channels {r.channels_before:>5} -> {r.channels_after:<5} "
+              f"({pct:5.1f}% removed)")
+    for what in ('channels', 'params', 'macs'):
+        b, a = t[f'{what}_before'], t[f'{what}_after']
+        label = {'channels': 'prunable channels', 'params': 'parameters', 'macs': 'MACs'}[what]
+        print(f"{label:<18}: {b:>14,} -> {a:>14,} ({100 * (1 - a / b) if b else 0:5.1f}% removed)")
+    if df.attrs['uncounted']:
+        print("MACs not counted (left out of the MACs above): " + '; '.join(uncounted_lines(df.attrs['uncounted'])))
+
 # %% ../../nbs/prune/pruner.ipynb #25224f67
 @patch
 def prune_model(self:Pruner,
@@ -415,49 +461,3 @@ def channels_removed(self:Pruner,
         raise TypeError(f"pruning_ratio must be a dict layer name -> percent, got {type(pruning_ratio).__name__}")
     targets = self._resolve(check_percents('pruning_ratio', pruning_ratio))
     return {g.id: (g.channels, self._keep(g.channels, p, g.channels, self._step(g))) for g, p in targets.items()}
-
-# %% ../../nbs/prune/pruner.ipynb #bae7fa0b
-@patch
-def _counts(self:Pruner) -> dict:
-    "Channels, params and MACs of every member layer, and the model totals."
-    macs, params, df = count_flops_params(self.model, self.example_inputs)
-    layer_macs = dict(zip(df.layer, df.macs))
-    layers = {n: (self.graph.out_channels(m), sum(p.numel() for p in m.parameters()),
-                  int(layer_macs.get(n, 0))) for n, m in self._layers}
-    gs = self._targeted()
-    return dict(layers=layers, macs=int(macs), params=int(params), channels=sum(g.channels for g in gs),
-                uncounted=df.attrs.get('uncounted', {}))
-
-@patch
-def report(self:Pruner):
-    "A DataFrame: per layer, channels, params and MACs before and after; a final `total` row for the model."
-    import pandas as pd
-    now = self._counts()
-    before = self._before or now
-    rows = [dict(layer=n, type=type(m).__name__, group=self._member_of[m].id,
-                 channels_before=before['layers'][n][0], channels_after=now['layers'][n][0],
-                 params_before=before['layers'][n][1], params_after=now['layers'][n][1],
-                 macs_before=before['layers'][n][2], macs_after=now['layers'][n][2]) for n, m in self._layers]
-    rows.append(dict(layer='total', type='', group='',
-                     channels_before=before['channels'], channels_after=now['channels'],
-                     params_before=before['params'], params_after=now['params'],
-                     macs_before=before['macs'], macs_after=now['macs']))
-    out = pd.DataFrame(rows)
-    out.attrs['uncounted'] = {**before.get('uncounted', {}), **now['uncounted']}   # what the MAC count left out
-    return out
-
-@patch
-def print_sparsity(self:Pruner):
-    "Print channels per layer before -> after, and the model's params and MACs before -> after."
-    df = self.report()
-    t = df.iloc[-1]
-    for r in df.iloc[:-1].itertuples():
-        pct = 100 * (1 - r.channels_after / r.channels_before)
-        print(f"{r.layer:<32} {r.type:<8} channels {r.channels_before:>5} -> {r.channels_after:<5} "
-              f"({pct:5.1f}% removed)")
-    for what in ('channels', 'params', 'macs'):
-        b, a = t[f'{what}_before'], t[f'{what}_after']
-        label = {'channels': 'prunable channels', 'params': 'parameters', 'macs': 'MACs'}[what]
-        print(f"{label:<18}: {b:>14,} -> {a:>14,} ({100 * (1 - a / b) if b else 0:5.1f}% removed)")
-    if df.attrs['uncounted']:
-        print("MACs not counted (left out of the MACs above): " + '; '.join(uncounted_lines(df.attrs['uncounted'])))
