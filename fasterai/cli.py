@@ -5,144 +5,27 @@
 # %% ../nbs/cli.ipynb #2ec10ca6
 from __future__ import annotations
 from .core.units import check_flag, check_flags
-import contextlib, difflib, io, json, os, pickle, sys, textwrap, time, warnings, zipfile
+import contextlib, io, json, pickle, sys, textwrap, time, warnings, zipfile
 from pathlib import Path
 import numpy as np
 import torch
 import torch.nn as nn
 from fastcore.script import call_parse, anno_parser, Param
-from .analyze.compressions import get_compression, compressions, as_compression
+from .analyze.compressions import get_compression, compressions
 from .analyze.sensitivity import SensitivityAnalyzer, SweepResult
-from .core.select import select_modules
-from .plan.plan import plan_compression, check_budget, KEYS
+from .plan.plan import plan_compression
 from .plan.comparison import compare as compare_methods
+from .cli_args import (max_target_pct, default_input_shape, check_choice, parse_levels, parse_options,
+                               parse_shape, parse_layer_types, pick_layers, torchvision_names, resolve_model,
+                               budget_kinds, parse_budget, _check_args)
+_all_ = ['max_target_pct', 'default_input_shape', 'check_choice', 'parse_levels', 'parse_options', 'parse_shape',
+         'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget']
 
 # %% auto #0
-__all__ = ['max_target_pct', 'default_input_shape', 'pickle_warning', 'check_choice', 'parse_levels', 'parse_options',
-           'parse_shape', 'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'file_kind',
-           'load_weights', 'load_model_file', 'output_change_fn', 'bar_level', 'report_files', 'write_report',
-           'budget_kinds', 'parse_budget', 'plan_files', 'sensitivity_report', 'normalize_options', 'main']
-
-# %% ../nbs/cli.ipynb #2a55c339
-max_target_pct = 99                                  # `SweepResult.to_layer_targets`' default max_pct
-default_input_shape = (8, 3, 64, 64)                 # random batch for a model without data
-
-# %% ../nbs/cli.ipynb #366c3118
-def check_choice(arg:str,  # the option's name, for the error message
-                 value,    # the value given
-                 allowed,  # the values allowed
-                ) -> str:
-    "`value` if it is one of `allowed`, else a ValueError naming the option `arg` and the allowed values."
-    if value not in allowed: raise ValueError(f"{arg}={value!r} is not allowed; allowed: {list(allowed)}")
-    return value
-
-def _number(arg:str, text:str, s:str):
-    try: v = float(s)
-    except ValueError: raise ValueError(f"{arg}={text!r}: {s!r} is not a number") from None
-    return int(v) if v.is_integer() else v
-
-def _kind(compression:str) -> type:
-    "The registered kind `--compression` names."
-    return get_compression(check_choice('--compression', compression, list(compressions)))
-
-def parse_levels(text:str|None,    # comma-separated levels, e.g. '50,70,90'; None: the kind's default levels
-                 compression:str,  # a registered kind: 'sparsity', 'pruning', 'quantization', ...
-                ) -> list:
-    "The levels of `--levels`, each validated in the kind's unit (percent 0–100, or bits 2–16)."
-    cls = _kind(compression)
-    if text is None: return list(cls.default_levels)
-    parts = [s.strip() for s in str(text).replace(';', ',').split(',') if s.strip()]
-    if not parts: raise ValueError(f"--levels={text!r} is empty; give comma-separated levels, e.g. 50,70,90")
-    lv = [cls.check_level(_number('--levels', text, s), '--levels') for s in parts]
-    if len(set(lv)) != len(lv): raise ValueError(f"--levels={text!r} has duplicates")
-    return lv
-
-def parse_options(texts,            # `--option` values 'name=value' (a list, or one), or a dict name -> value; None: none
-                  compression:str,  # a registered kind
-                 ) -> dict:
-    "The kind's options given with `--option name=value`, each parsed by its `Option` and checked by the kind."
-    cls = _kind(compression)
-    if texts is None: return {}
-    if isinstance(texts, dict): items = list(texts.items())
-    else:
-        items = []
-        for t in ([texts] if isinstance(texts, str) else texts):
-            name, eq, value = str(t).partition('=')
-            if not eq or not name.strip(): raise ValueError(f"--option={t!r} must be name=value, e.g. granularity=kernel")
-            items.append((name.strip().replace('-', '_'), value))
-    known = {o.name: o for c in [*compressions.values(), cls] for o in c.options}      # the kind's own last: they win
-    opts = {}
-    for name, value in items:
-        if name not in known:
-            raise ValueError(f"--option {name}=...: no kind has an option {name!r}; options of --compression {cls.name}: "
-                             f"{[o.name for o in cls.options] or 'none'}")
-        if name in opts: raise ValueError(f"--option {name} is given twice")
-        opts[name] = known[name].parse(value) if isinstance(value, str) else value
-    as_compression(cls, opts)                    # another kind's option at another value than its default: refused here
-    return opts
-def parse_shape(text:str,  # the shape, batch first: '8,3,64,64' or '8x3x64x64'
-               ) -> tuple:
-    "A shape like '8,3,64,64' or '8x3x64x64' (the batch first) as a tuple of positive integers."
-    parts = [s.strip() for s in str(text).lower().replace('x', ',').split(',') if s.strip()]
-    ok = len(parts) >= 2 and all(s.isdigit() and int(s) > 0 for s in parts)
-    if not ok: raise ValueError(f"--input-shape={text!r} must be positive integers, the batch first, e.g. 8,3,64,64")
-    return tuple(int(s) for s in parts)
-
-def parse_layer_types(text:str|None,  # comma-separated torch.nn class names, e.g. 'Conv2d,Linear'; None: any
-                     ) -> tuple|None:
-    "The torch.nn layer classes `--layer-types` names; a close match is suggested for a misspelt one."
-    if text is None: return None
-    names = [s.strip() for s in str(text).split(',') if s.strip()]
-    if not names: raise ValueError(f"--layer-types={text!r} is empty; give torch.nn class names, e.g. Conv2d,Linear")
-    known = sorted(n for n in dir(nn) if isinstance(getattr(nn, n), type) and issubclass(getattr(nn, n), nn.Module))
-    for n in names:
-        if n not in known:
-            close = difflib.get_close_matches(n, known, n=3, cutoff=0.6)
-            raise ValueError(f"--layer-types={text!r}: {n!r} is not a torch.nn layer class"
-                             + (f"; did you mean {close}?" if close else "; e.g. Conv2d, Linear"))
-    return tuple(getattr(nn, n) for n in names)
-
-def pick_layers(model:nn.Module,           # the model to analyse
-                layers:str|None=None,      # `--layers`: comma-separated names (a block's name selects the layers inside it)
-                types:tuple|None=None      # `--layer-types` as classes (`parse_layer_types`)
-               ) -> list|None:
-    "The names of the layers to analyse (the analysis' `layers=`), or None for every compressible layer."
-    if layers is None and types is None: return None
-    names = None if layers is None else [s.strip() for s in str(layers).split(',') if s.strip()]
-    if names is not None and not names: raise ValueError(f"--layers={layers!r} is empty; give layer names, e.g. conv1,layer4")
-    picked = select_modules(model, names, what='--layers', units=True)
-    if types is not None:
-        picked = {n: m for n, m in picked.items() if isinstance(m, types) or isinstance(getattr(m, 'module', None), types)}
-        if not picked:
-            raise ValueError(f"--layer-types={','.join(t.__name__ for t in types)}" + (f" with --layers={layers!r}" if layers else '')
-                             + f" selects no layer that can be compressed; layers: {list(select_modules(model))[:8]}")
-    return list(picked)
-
-# %% ../nbs/cli.ipynb #8b2ca2cc
-def torchvision_names() -> list[str]:
-    "The torchvision classification architectures `--model` accepts (built with `weights=None`)."
-    try: import torchvision.models as tvm
-    except ImportError as e:
-        raise ValueError("torchvision model names need torchvision, which comes with the fastai extra: "
-                         "pip install 'fasterai[fastai]' (or pass --model digits, or a saved model file)") from e
-    return sorted(tvm.list_models(module=tvm))
-
-def _looks_like_path(s:str) -> bool:
-    return os.sep in s or '/' in s or Path(s).suffix.lower() in ('.pt', '.pth', '.pkl', '.ckpt', '.bin', '.jit')
-
-def resolve_model(spec:str,  # 'digits', a torchvision model name, or a saved model file
-                 ) -> tuple[str, object]:
-    "What `--model` names: ('digits', None), ('torchvision', name) or ('file', Path); a clear error otherwise."
-    if spec == 'digits': return 'digits', None
-    if Path(spec).is_file(): return 'file', Path(spec)
-    if _looks_like_path(spec): raise ValueError(f"--model={spec!r}: no such file")
-    if difflib.get_close_matches(spec, ['digits'], n=1, cutoff=0.8):
-        raise ValueError(f"--model={spec!r} is not a model; did you mean 'digits'?")
-    names = torchvision_names()
-    if spec in names: return 'torchvision', spec
-    close = difflib.get_close_matches(spec, names, n=5, cutoff=0.5)
-    raise ValueError(f"--model={spec!r} is neither 'digits', a torchvision classification model nor a file"
-                     + (f"; did you mean {close}?" if close else '') + " (all names: torchvision.models.list_models())")
+__all__ = ['pickle_warning', 'file_kind', 'load_weights', 'load_model_file', 'output_change_fn', 'bar_level', 'report_files',
+           'write_report', 'plan_files', 'sensitivity_report', 'normalize_options', 'main', 'max_target_pct',
+           'default_input_shape', 'check_choice', 'parse_levels', 'parse_options', 'parse_shape', 'parse_layer_types',
+           'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget']
 
 # %% ../nbs/cli.ipynb #7eecc745
 def _is_torchscript(path:Path) -> bool:
@@ -150,9 +33,9 @@ def _is_torchscript(path:Path) -> bool:
     with zipfile.ZipFile(path) as z: return any('/code/' in n or n.endswith('constants.pkl') for n in z.namelist())
 
 def _as_state_dict(obj):
-    "A flat name -> tensor dict from a loaded object (state dict, or one nested under 'model' / 'state_dict'), else None."
-    if isinstance(obj, dict) and obj and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in obj.items()):
-        return obj
+    "A flat name -> tensor dict from a loaded object (a state dict, or one under 'model' / 'state_dict'), else None."
+    def flat(d): return all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in d.items())
+    if isinstance(obj, dict) and obj and flat(obj): return obj
     if isinstance(obj, dict):
         for k in ('state_dict', 'model', 'model_state_dict'):
             if k in obj and (sd := _as_state_dict(obj[k])) is not None: return sd
@@ -183,9 +66,12 @@ def _trusted_pickle(path:Path, trust_pickle:bool, arg:str) -> nn.Module:
                          "If you trust it, add --trust-pickle. Safer: save a state dict "
                          "(torch.save(model.state_dict(), path)) and pass --model ARCH --weights path, or TorchScript.")
     try: obj = torch.load(path, map_location='cpu', weights_only=False)
-    except Exception as e: raise ValueError(f"{arg}={str(path)!r}: torch cannot load it ({type(e).__name__}: {str(e)[:200]})") from None
-    if not isinstance(obj, nn.Module) and isinstance(getattr(obj, 'model', None), nn.Module): obj = obj.model   # a fastai Learner
-    if not isinstance(obj, nn.Module): raise ValueError(f"{arg}={str(path)!r} holds {type(obj).__name__}, not a torch model")
+    except Exception as e:
+        raise ValueError(f"{arg}={str(path)!r}: torch cannot load it ({type(e).__name__}: {str(e)[:200]})") from None
+    # a fastai Learner
+    if not isinstance(obj, nn.Module) and isinstance(getattr(obj, 'model', None), nn.Module): obj = obj.model
+    if not isinstance(obj, nn.Module):
+        raise ValueError(f"{arg}={str(path)!r} holds {type(obj).__name__}, not a torch model")
     return obj
 
 def load_weights(path,                     # a state dict file, a TorchScript archive, or a pickled model
@@ -197,7 +83,8 @@ def load_weights(path,                     # a state dict file, a TorchScript ar
     if not path.is_file(): raise ValueError(f"--weights={str(path)!r}: no such file")
     kind, sd = file_kind(path)
     if kind == 'torchscript':
-        with warnings.catch_warnings():            # torch.jit.load is deprecated (FutureWarning) but still reads the file
+        # torch.jit.load is deprecated (FutureWarning) but still reads the file
+        with warnings.catch_warnings():
             warnings.filterwarnings('ignore', message=r'.*torch\.jit', category=FutureWarning)
             return dict(torch.jit.load(str(path), map_location='cpu').state_dict())
     if kind == 'pickle': return _trusted_pickle(path, trust_pickle, '--weights').state_dict()
@@ -214,7 +101,8 @@ def load_model_file(path,                     # a TorchScript archive, or a pick
         raise ValueError(f"--model={str(path)!r} holds a state dict (weights only, no architecture): "
                          f"pass the architecture and the weights, e.g. --model resnet18 --weights {path}")
     if kind == 'torchscript':
-        raise ValueError(f"--model={str(path)!r} is TorchScript: its layers are compiled and cannot be compressed in place; "
+        raise ValueError(f"--model={str(path)!r} is TorchScript: its layers are compiled and cannot be compressed "
+                         f"in place; "
                          f"pass its architecture and take the weights from it: --model ARCH --weights {path}")
     return _trusted_pickle(path, trust_pickle, '--model')
 
@@ -276,9 +164,11 @@ def write_report(sweep:SweepResult,  # the sweep to report
                  summary:str,        # the text of summary.txt (the sweep's summary with the run's settings)
                 ) -> dict:
     "Write the report files of `report_files` into `out`; returns name -> path."
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     files = {n: out/n for n in report_files(sweep, targets, bar)}
-    sweep.to_csv(files['sweep.csv']); sweep.to_json(files['sweep.json'])
+    sweep.to_csv(files['sweep.csv'])
+    sweep.to_json(files['sweep.json'])
     _save(sweep.plot_curves, files['curves.png'], (10, 6))
     _save(sweep.plot_heatmap, files['heatmap.png'], (2 + 0.9 * len(sweep.levels), 1.5 + 0.3 * len(sweep.layers)))
     _save(sweep.at(bar).plot, files[f"bars_{bar:g}.png"], (max(8, 0.4 * len(sweep.layers)), 5))
@@ -287,25 +177,6 @@ def write_report(sweep:SweepResult,  # the sweep to report
     return files
 
 # %% ../nbs/cli.ipynb #37190aca
-def budget_kinds(budget,  # what the model may keep: a dict like `{'macs': 50}` (`parse_budget`)
-                ) -> list[str]:
-    "The registered kinds that reduce something the budget limits (`Compression.reduces`), in registry order."
-    return [k for k, c in compressions.items() if set(c.reduces) & set(budget)]
-
-def parse_budget(text:str,  # what the compressed model may keep, e.g. 'macs=50,bytes=10' (percent of dense)
-                ) -> dict:
-    "`'macs=50,bytes=10'` -> `{'macs': 50.0, 'bytes': 10.0}`: what the compressed model may keep, percent of dense."
-    out = {}
-    for part in [p.strip() for p in str(text).split(',') if p.strip()]:
-        key, eq, val = part.partition('=')
-        key = key.strip()
-        if not eq: raise ValueError(f"--budget: {part!r} must be key=percent, e.g. macs=50; keys: {list(KEYS)}")
-        if key in out: raise ValueError(f"--budget: {key!r} is given twice")
-        out[key] = _number('--budget', part, val.strip())
-    if not out: raise ValueError(f"--budget={text!r} is empty: give key=percent, e.g. macs=50; keys: {list(KEYS)}")
-    try: return check_budget(out)
-    except ValueError as e: raise ValueError(f"--budget={text!r}: {e}") from None
-
 def plan_files(kinds,               # the kinds the plan measures (`budget_kinds`)
                compare:bool=False   # with `--compare`: the comparison's table and figure too
               ) -> list[str]:
@@ -314,46 +185,9 @@ def plan_files(kinds,               # the kinds the plan measures (`budget_kinds
     return ([f"sweep_{k}.json" for k in kinds] + ['plan.json', 'pareto.png'] + [f"targets_{k}.json" for k in kinds]
             + (['compare.csv', 'compare.png'] if compare else []) + ['summary.txt'])
 
-# %% ../nbs/cli.ipynb #d3ec5d42
-def _check_args(model, compression, levels, target, input_shape, weights, out, option, device, layer_types=None, budget=None,
-                compare=False):
-    "Validate everything before any work: returns the parsed values."
-    if compare and budget is None:
-        raise ValueError("--compare goes with --budget: it compares the plan with the field's heuristics at the plan's budget")
-    if budget is None and compression is None: compression = 'sparsity'
-    if budget is not None:
-        for arg, v in (('--compression', compression), ('--option', option), ('--levels', levels), ('--target', target)):
-            if v is not None: raise ValueError(f"{arg} does not go with --budget: the plan sweeps each kind the budget needs "
-                                               f"({', '.join(f'{k}: {budget_kinds([k])}' for k in KEYS)}) at its default levels and options")
-        budget = parse_budget(budget)
-        compression = 'sparsity'          # not swept as such: the checks below only need a kind
-    comp = as_compression(_kind(compression), parse_options(option, compression))
-    lv = parse_levels(levels, compression)
-    kind, what = resolve_model(model)
-    if target is not None:
-        if comp.default_target is None:
-            raise ValueError(f"--target={target!r} does not apply: {comp.name} writes no targets.json "
-                             f"(its levels are {comp.unit.name}; targets are for kinds with a default target)")
-        if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 <= target <= max_target_pct:
-            raise ValueError(f"--target={target!r} must be a percent in [0, {max_target_pct}]")
-    else: target = comp.default_target
-    shape = None
-    if input_shape is not None:
-        if kind == 'digits': raise ValueError("--input-shape does not apply to --model digits (its inputs are 1×8×8 digits)")
-        shape = parse_shape(input_shape)
-    elif kind != 'digits': shape = default_input_shape
-    if weights is not None:
-        if kind == 'file': raise ValueError("--weights goes with an architecture name (--model digits or a torchvision name), not a file")
-        if not Path(weights).is_file(): raise ValueError(f"--weights={weights!r}: no such file")
-    if Path(out).exists() and not Path(out).is_dir(): raise ValueError(f"--out={out!r} exists and is not a folder")
-    try: dev = torch.device(device)
-    except RuntimeError: raise ValueError(f"--device={device!r} is not a torch device (e.g. cpu, cuda, cuda:1)") from None
-    if dev.type == 'cuda' and not torch.cuda.is_available(): raise ValueError(f"--device={device!r}: CUDA is not available here")
-    return kind, what, comp, lv, target, shape, dev, parse_layer_types(layer_types), budget
-
 # %% ../nbs/cli.ipynb #8f375bf1
 def _fit_line(line:str, width:int=83) -> str:
-    "A long one-line message wrapped at `width` (the docs' column), its continuation indented; tables (several lines) as they are."
+    "A long one-line message wrapped at `width` (the docs' column), continuation indented; tables kept as they are."
     if '\n' in line or len(line) <= width: return line
     ind = ' ' * (len(line) - len(line.lstrip()))
     return textwrap.fill(line, width, subsequent_indent=ind + '  ', break_long_words=False, break_on_hyphens=False)
@@ -380,7 +214,8 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
     if kind == 'torchvision':
         import torchvision.models as tvm
         model = tvm.get_model(what, weights=None)
-        origin = f"torchvision {what} with " + (f"the weights of {weights}" if weights else "random weights (weights=None)")
+        origin = f"torchvision {what} with " + (f"the weights of {weights}" if weights
+                                                 else "random weights (weights=None)")
         if weights is not None: _load_state(model, load_weights(weights, trust_pickle), weights)
     else:
         model = load_model_file(what, trust_pickle)
@@ -389,96 +224,75 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
     x = torch.randn(shape, generator=torch.Generator().manual_seed(seed)).to(dev)
     try: eval_fn = output_change_fn(model, x)
     except Exception as e:
+        first = str(e).splitlines()[0] if str(e) else ''
         raise ValueError(f"the model does not run on a random batch of --input-shape {','.join(map(str, shape))}: "
-                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}; pass the shape it expects") from None
-    desc = (f"PROXY — output change, mean |f_compressed(x) - f(x)| / mean |f(x)| on {shape[0]} random inputs of shape "
-            f"{tuple(shape[1:])} (0 = untouched, lower is better); not accuracy: for that, use the Python API "
-            f"with your own eval_fn")
+                         f"{type(e).__name__}: {first}; pass the shape it expects") from None
+    desc = (f"PROXY — output change, mean |f_compressed(x) - f(x)| / mean |f(x)| on {shape[0]} random inputs "
+            f"of shape {tuple(shape[1:])} (0 = untouched, lower is better); not accuracy: for that, use the Python "
+            f"API with your own eval_fn")
     return model, x, eval_fn, origin, desc, False, 'output change (proxy)'
 
 def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0, extrapolate:bool=False,
                  compare:bool=False) -> dict:
     "`--budget`: sweep the kinds the budget needs, plan, verify on a copy, write and print the report."
     kinds = budget_kinds(budget)
+    def levels(k): return ', '.join(get_compression(k).format_level(l) for l in get_compression(k).default_levels)
     head = head + [f"Budget: {', '.join(f'{k} <= {v:g}%' for k, v in budget.items())} of the dense model; sweeping "
-                   + ', '.join(f"{k} at {', '.join(get_compression(k).format_level(l) for l in get_compression(k).default_levels)}"
-                               for k in kinds)]
+                   + ', '.join(f"{k} at {levels(k)}" for k in kinds)]
     _say(quiet, *head)
-    sweeps = [an.sweep(k, list(get_compression(k).default_levels), layers=chosen, verbose=not quiet and sys.stdout.isatty())
-              for k in kinds]
-    # from the costs the sweeps recorded, no second pass over the model; levels beyond the measured ones were not recorded: counted on it
+    verbose = not quiet and sys.stdout.isatty()
+    sweeps = [an.sweep(k, list(get_compression(k).default_levels), layers=chosen, verbose=verbose) for k in kinds]
+    # from the costs the sweeps recorded, no second pass over the model; levels beyond the measured ones were not
+    # recorded: counted on it
     plan = plan_compression(sweeps, budget, net if extrapolate else None, sample, extrapolate=extrapolate)
     key = next(iter(budget))
     front = plan.pareto(key, points=12)
     check = plan.verify(net, eval_fn)
     with contextlib.redirect_stdout(io.StringIO()) as buf: plan.summary()
-    out = Path(out); out.mkdir(parents=True, exist_ok=True)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
     files = {n: out/n for n in plan_files(kinds, compare)}
     for k, sw in zip(kinds, sweeps): sw.to_json(files[f"sweep_{k}.json"])
     plan.to_json(files['plan.json'])
     _save(lambda ax: plan.plot_pareto(front, ax=ax), files['pareto.png'], (6, 4))
     for k in kinds: files[f"targets_{k}.json"].write_text(json.dumps(plan.targets(k), indent=1))
     cmp_lines = []
-    if compare:           # the field's heuristics at the plan's budget, each on a copy of the model, with the same metric
+    # the field's heuristics at the plan's budget, each on a copy of the model, with the same metric
+    if compare:
         import matplotlib.pyplot as plt
-        cmp = compare_methods(net, plan, eval_fn=eval_fn, higher_is_better=an.higher_is_better, metric_name=an.metric_name)
+        cmp = compare_methods(net, plan, eval_fn=eval_fn, higher_is_better=an.higher_is_better,
+                              metric_name=an.metric_name)
         cmp.table.to_csv(files['compare.csv'], index=False)
         ax, _ = cmp.plot()
         ax.figure.savefig(files['compare.png'], dpi=100)
         plt.close(ax.figure)
         with contextlib.redirect_stdout(io.StringIO()) as cbuf: cmp.summary()
-        cmp_lines = ['', "Compared with the field's heuristics at the plan's budget (each applied to a copy):", cbuf.getvalue().rstrip()]
+        cmp_lines = ['', "Compared with the field's heuristics at the plan's budget (each applied to a copy):",
+                     cbuf.getvalue().rstrip()]
     cov = [f"  {sw.compression_type}: {sw.weight_coverage:.1f}%" for sw in sweeps if sw.weight_coverage is not None]
-    lines = head + (["Coverage: the measured layers hold, of the model's weight parameters:"] + cov if cov else []) + ['', buf.getvalue().rstrip(), '',
-                    f"Verified on a compressed copy: {an.metric_name} {check.measured:.4f} measured, {check.predicted:.4f} predicted "
-                    f"(gap {check.gap:+.4f}; baseline {check.baseline:.4f})",
+    cov = ["Coverage: the measured layers hold, of the model's weight parameters:"] + cov if cov else []
+    lines = head + cov + ['', buf.getvalue().rstrip(), '',
+                    f"Verified on a compressed copy: {an.metric_name} {check.measured:.4f} measured, "
+                    f"{check.predicted:.4f} predicted (gap {check.gap:+.4f}; baseline {check.baseline:.4f})",
                     check.figures.to_string(index=False, float_format=lambda v: f"{v:.3f}")] + cmp_lines + ['',
                     f"Report in {out}/: {', '.join(plan_files(kinds, compare))}"]
     files['summary.txt'].write_text('\n'.join(lines) + '\n')
     _say(quiet, *lines[len(head):], f"Done in {time.perf_counter() - t0:.1f} s")
-    return {'sweeps': sweeps, 'plan': plan, 'verification': check, 'files': files, 'model': net, 'comparison': cmp if compare else None}
+    return {'sweeps': sweeps, 'plan': plan, 'verification': check, 'files': files, 'model': net,
+            'comparison': cmp if compare else None}
 
 # %% ../nbs/cli.ipynb #f0fdb7ba
-@call_parse
-def sensitivity_report(
-    model:str='digits',              # 'digits' (train the demo CNN on real digits), a torchvision model name (weights=None), or a saved model file
-    compression:str=None,            # a registered kind: sparsity (default), quantization, pruning, ...
-    levels:str=None,                 # comma-separated levels in the kind's unit; default: the kind's default levels
-    target:float=None,               # overall percent (parameter-weighted) of targets.json; default: the kind's default target
-    layers:str=None,                 # comma-separated layer names to analyse (a block's name selects the layers inside it); default: all
-    layer_types:str=None,            # comma-separated torch.nn classes to analyse, e.g. Conv2d,Linear; with --layers: those inside them
-    input_shape:str=None,            # shape of the random batch for the proxy metric, batch first; default 8,3,64,64 (not for digits)
-    weights:str=None,                # state dict or TorchScript file with the weights of --model NAME
-    out:str='sensitivity_report',    # folder for the report
-    option:Param("an option of the kind as name=value, repeatable: granularity=kernel (sparsity), quant_per_channel=false "
-                 "(quantization), ...", str, action='append')=None,
-    device:str='cpu',                # cpu, cuda, cuda:1, ...
-    trust_pickle:bool=False,         # allow loading a whole pickled model; this RUNS CODE stored in the file
-    seed:int=0,                      # seed of the demo training and of the random batch
-    budget:str=None,                 # plan instead of one sweep: what the model may keep, e.g. macs=50 or bytes=10,params=40 (percent of dense)
-    compare:bool=False,              # with --budget: also apply the field's heuristics (uniform, global magnitude, ERK, ...) at the plan's budget, and compare
-    extrapolate:bool=False,          # let targets and plans go beyond the strongest measured level (each curve extended by its last slope)
-    quiet:bool=False):               # print nothing (the report is still written); the progress bar shows only in a terminal
-    "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
-    t0 = time.perf_counter()
-    check_flags(trust_pickle=trust_pickle, extrapolate=extrapolate, quiet=quiet, compare=compare)
-    kind, what, comp, lv, target, shape, dev, types, budget = _check_args(model, compression, levels, target, input_shape, weights,
-                                                                          out, option, device, layer_types, budget, compare)
-    if kind == 'digits' and weights is None: _say(quiet, "Training the digits CNN (real data, a few seconds)...")
-    net, sample, eval_fn, origin, desc, hib, metric_name = _build(kind, what, weights, trust_pickle, shape, seed, dev)
-    chosen = pick_layers(net, layers, types)
-    head = [f"Model: {origin}", f"Metric: {desc}",
-            f"Sweep: {comp.name} at {', '.join(comp.format_level(l) for l in lv)}" + ''.join(f", {k} {v}" for k, v in comp.options.items())
-            + (f"; layers: {', '.join(chosen)}" if chosen is not None else '')]
-    an = SensitivityAnalyzer(net, sample, eval_fn, higher_is_better=hib, metric_name=metric_name)
-    if budget is not None: return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate, compare)
+def _sweep_report(an, net, comp, lv, target, chosen, out, quiet, head, t0, extrapolate:bool=False) -> dict:
+    "One sweep: run it, derive the targets, write and print the report."
     _say(quiet, *head)
-    sw = an.sweep(comp, lv, layers=chosen, verbose=not quiet and sys.stdout.isatty())   # the bar only in a terminal, not in a log
+    # the bar only in a terminal, not in a log
+    sw = an.sweep(comp, lv, layers=chosen, verbose=not quiet and sys.stdout.isatty())
     bar = bar_level(sw.levels, target)
     targets = None if target is None else sw.to_layer_targets(net, target, extrapolate=extrapolate)
     with contextlib.redirect_stdout(io.StringIO()) as buf: sw.at(bar).summary()
-    lines = head + ['', f"{metric_name} per layer (rows) and level (columns); baseline {sw.baseline_metric:.4f}:",
-                    sw.to_wide().rename(columns=comp.format_level).to_string(float_format=lambda v: f"{v:.4f}"), '', buf.getvalue().rstrip()]
+    lines = head + ['', f"{an.metric_name} per layer (rows) and level (columns); baseline {sw.baseline_metric:.4f}:",
+                    sw.to_wide().rename(columns=comp.format_level).to_string(float_format=lambda v: f"{v:.4f}"), '',
+                    buf.getvalue().rstrip()]
     if targets is not None:
         tj = Path(out)/'targets.json'
         lines += ['', f"Targets for an overall {target:g}% {comp.name} (parameter-weighted, from the whole curves):",
@@ -488,6 +302,53 @@ def sensitivity_report(
     files = write_report(sw, out, targets, bar, '\n'.join(lines) + '\n')
     _say(quiet, *lines[len(head):], f"Done in {time.perf_counter() - t0:.1f} s (sweep: {sw.timing})")
     return {'sweep': sw, 'targets': targets, 'files': files, 'model': net}
+
+@call_parse
+def sensitivity_report(
+    # 'digits' (train the demo CNN on real digits), a torchvision model name (weights=None), or a saved model file
+    model:str='digits',
+    compression:str=None,            # a registered kind: sparsity (default), quantization, pruning, ...
+    levels:str=None,                 # comma-separated levels in the kind's unit; default: the kind's default levels
+    # overall percent (parameter-weighted) of targets.json; default: the kind's default target
+    target:float=None,
+    # comma-separated layer names to analyse (a block's name selects the layers inside it); default: all
+    layers:str=None,
+    # comma-separated torch.nn classes to analyse, e.g. Conv2d,Linear; with --layers: those inside them
+    layer_types:str=None,
+    # shape of the random batch for the proxy metric, batch first; default 8,3,64,64 (not for digits)
+    input_shape:str=None,
+    weights:str=None,                # state dict or TorchScript file with the weights of --model NAME
+    out:str='sensitivity_report',    # folder for the report
+    option:Param("an option of the kind as name=value, repeatable: granularity=kernel (sparsity), "
+                 "quant_per_channel=false (quantization), ...", str, action='append')=None,
+    device:str='cpu',                # cpu, cuda, cuda:1, ...
+    trust_pickle:bool=False,         # allow loading a whole pickled model; this RUNS CODE stored in the file
+    seed:int=0,                      # seed of the demo training and of the random batch
+    # plan instead of one sweep: what the model may keep, e.g. macs=50 or bytes=10,params=40 (percent of dense)
+    budget:str=None,
+    # with --budget: also apply the field's heuristics (uniform, global magnitude, ERK, ...) at the plan's budget, and
+    # compare
+    compare:bool=False,
+    # let targets and plans go beyond the strongest measured level (each curve extended by its last slope)
+    extrapolate:bool=False,
+    # print nothing (the report is still written); the progress bar shows only in a terminal
+    quiet:bool=False):
+    "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
+    t0 = time.perf_counter()
+    check_flags(trust_pickle=trust_pickle, extrapolate=extrapolate, quiet=quiet, compare=compare)
+    kind, what, comp, lv, target, shape, dev, types, budget = _check_args(
+        model, compression, levels, target, input_shape, weights, out, option, device, layer_types, budget, compare)
+    if kind == 'digits' and weights is None: _say(quiet, "Training the digits CNN (real data, a few seconds)...")
+    net, sample, eval_fn, origin, desc, hib, metric_name = _build(kind, what, weights, trust_pickle, shape, seed, dev)
+    chosen = pick_layers(net, layers, types)
+    head = [f"Model: {origin}", f"Metric: {desc}",
+            f"Sweep: {comp.name} at {', '.join(comp.format_level(l) for l in lv)}"
+            + ''.join(f", {k} {v}" for k, v in comp.options.items())
+            + (f"; layers: {', '.join(chosen)}" if chosen is not None else '')]
+    an = SensitivityAnalyzer(net, sample, eval_fn, higher_is_better=hib, metric_name=metric_name)
+    if budget is not None:
+        return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate, compare)
+    return _sweep_report(an, net, comp, lv, target, chosen, out, quiet, head, t0, extrapolate)
 
 # %% ../nbs/cli.ipynb #367050ba
 def normalize_options(argv:list,  # the command-line arguments
@@ -502,17 +363,19 @@ def normalize_options(argv:list,  # the command-line arguments
     return out
 
 def _kinds_help(p):
-    "The help of the kind-dependent arguments, from the registry as it is now (a kind registered after import included)."
+    "The help of the kind-dependent arguments, from the registry as it is now (kinds registered after import too)."
     act = {a.dest: a for a in p._actions}
     act['compression'].help = f"the kind of compression: {', '.join(compressions)} (default: sparsity)"
+    def levels(c): return ','.join(f'{l:g}' for l in c.default_levels)
+    def options(c): return ', '.join(f"{o.name} (default {o.default!r}: {o.doc})" for o in c.options)
     act['levels'].help = ("comma-separated levels in the kind's unit; default: "
-                          + '; '.join(f"{n} {','.join(f'{l:g}' for l in c.default_levels)}" for n, c in compressions.items()))
+                          + '; '.join(f"{n} {levels(c)}" for n, c in compressions.items()))
     act['target'].help = ("overall percent (parameter-weighted) of targets.json; default: "
-                          + ', '.join(f"{n} {c.default_target:g}" for n, c in compressions.items() if c.default_target is not None)
+                          + ', '.join(f"{n} {c.default_target:g}" for n, c in compressions.items()
+                                      if c.default_target is not None)
                           + '; other kinds write no targets')
     act['option'].help = ("an option of the kind as name=value, repeatable: "
-                          + '; '.join(f"{n}: " + ', '.join(f"{o.name} (default {o.default!r}: {o.doc})" for o in c.options)
-                                      for n, c in compressions.items() if c.options))
+                          + '; '.join(f"{n}: {options(c)}" for n, c in compressions.items() if c.options))
 
 def main(argv:list|None=None):   # the arguments (default: sys.argv[1:])
     "Console script `fasterai_sensitivity`: parse (dashes or underscores), run, report a bad argument in one line."

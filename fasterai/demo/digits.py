@@ -66,12 +66,17 @@ def train_digits(model:nn.Module,  # the model, trained in place
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps)
     model.train()
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)     # the same network whatever the thread setting: sums split over threads round differently,
-    try:                         # and 20 epochs turn that into another network (and other figures in the docs)
+    # the same network whatever the thread setting: sums split over threads round differently,
+    # and 20 epochs turn that into another network (and other figures in the docs)
+    torch.set_num_threads(1)
+    try:
         for _ in range(epochs):
             for idx in torch.randperm(len(x), generator=g).split(bs):
                 loss = F.cross_entropy(model(x[idx]), y[idx])
-                opt.zero_grad(); loss.backward(); opt.step(); sched.step()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                sched.step()
     finally: torch.set_num_threads(threads)
     return model.eval()
 
@@ -86,7 +91,8 @@ def accuracy(model:nn.Module,  # the model
     model.eval()
     try:
         dev = next(model.parameters()).device
-        correct = sum((model(xb.to(dev)).argmax(1).cpu() == yb).sum().item() for xb, yb in zip(x.split(bs), y.split(bs)))
+        batches = zip(x.split(bs), y.split(bs))
+        correct = sum((model(xb.to(dev)).argmax(1).cpu() == yb).sum().item() for xb, yb in batches)
     finally: model.train(was_training)
     return correct / len(x)
 

@@ -27,12 +27,16 @@ class PruneCallback(Callback):
                  context:str='local',             # 'local' or 'global' ranking (a dict is always per layer)
                  criteria:Criteria=large_final,   # channel importance, higher = keep
                  ignored_layers:list|None=None,   # modules or names never pruned (the output layer never is)
-                 example_inputs=None,             # input(s) to trace the model; default: 2 samples of `learn.dls.one_batch()`
+                 # input(s) to trace the model; default: 2 samples of `learn.dls.one_batch()`
+                 example_inputs=None,
                  round_to:int|None=None):         # keep a multiple of this many channels per group
-        if not isinstance(schedule, Schedule): raise TypeError(f"schedule must be a fasterai Schedule, got {type(schedule).__name__}")
-        if context not in ('local', 'global'): raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
-        self.pruning_ratio, self.schedule, self.context = check_percents('pruning_ratio', pruning_ratio), schedule, context
-        self.criteria, self.ignored_layers, self.example_inputs, self.round_to = criteria, ignored_layers, example_inputs, round_to
+        if not isinstance(schedule, Schedule):
+            raise TypeError(f"schedule must be a fasterai Schedule, got {type(schedule).__name__}")
+        if context not in ('local', 'global'):
+            raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
+        self.pruning_ratio = check_percents('pruning_ratio', pruning_ratio)
+        self.schedule, self.context, self.criteria = schedule, context, criteria
+        self.ignored_layers, self.example_inputs, self.round_to = ignored_layers, example_inputs, round_to
         self.pruner, self.pruned_progress, self.done, self.history, self.report = None, 0., False, [], None
 
     def _inputs(self):
@@ -47,11 +51,13 @@ class PruneCallback(Callback):
         if self.done: return
         check_model(self.learn.model, 'learn.model')
         if isinstance(self.learn.opt_func, OptimWrapper):
-            raise ValueError("PruneCallback rebuilds the optimizer after each pruning step; pass an opt_func that creates "
-                             "one (e.g. partial(OptimWrapper, opt=torch.optim.AdamW)), not an OptimWrapper instance")
+            raise ValueError("PruneCallback rebuilds the optimizer after each pruning step; pass an opt_func that "
+                             "creates one (e.g. partial(OptimWrapper, opt=torch.optim.AdamW)), "
+                             "not an OptimWrapper instance")
         if self.pruner is None or self.pruner.model is not self.learn.model:
             self.pruner = Pruner(self.learn.model, self.pruning_ratio, context=self.context, criteria=self.criteria,
-                                 ignored_layers=self.ignored_layers, example_inputs=self._inputs(), round_to=self.round_to)
+                                 ignored_layers=self.ignored_layers, example_inputs=self._inputs(),
+                                 round_to=self.round_to)
 
     def after_backward(self):
         if self.done or self.pruner is None: return
@@ -65,7 +71,8 @@ class PruneCallback(Callback):
         if set(map(id, self.learn.model.parameters())) != params: self._rebind_optimizer()
 
     def _rebind_optimizer(self):
-        "Recreate `learn.opt` on the new parameters, keeping hyper-parameters, frozen groups and untouched parameters' state."
+        """Recreate `learn.opt` on the new parameters, keeping hyper-parameters, frozen groups and untouched
+        parameters' state."""
         old = self.learn.opt
         if old is None: return
         self.learn.create_opt()

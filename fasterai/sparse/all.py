@@ -9,6 +9,7 @@ __all__ = []
 from fasterai.core.units import fastai_module
 from fasterai.sparse import sparsifier
 from fasterai.sparse.sparsifier import *
-sparsify_callback, __getattr__ = fastai_module('fasterai.sparse.sparsify_callback', ['SparsifyCallback'])  # None: no fastai
+# None: no fastai
+sparsify_callback, __getattr__ = fastai_module('fasterai.sparse.sparsify_callback', ['SparsifyCallback'])
 if sparsify_callback is not None: from fasterai.sparse.sparsify_callback import *
 __all__ = [n for mod in (sparsifier, sparsify_callback) if mod is not None for n in mod.__all__]

@@ -17,20 +17,118 @@ from ..core.model import check_model
 from ..core.select import select_modules
 
 # %% auto #0
-__all__ = ['Sparsifier', 'model_sparsity', 'format_sparsity', 'MaskScratch', 'n_zeroed', 'layer_mask']
+__all__ = ['MaskScratch', 'n_zeroed', 'Sparsifier', 'model_sparsity', 'format_sparsity', 'layer_mask']
 
 # %% ../../nbs/sparse/sparsifier.ipynb #0294f690
 def _selected(model:nn.Module, layers=None, layer_type=None, embeddings:bool=False) -> dict:
-    "Name -> unit of the layers and weight units `layers=` selects (see `fasterai.core.select`), or its older alias `layer_type=` (classes)."
+    """Name -> unit of the layers and weight units `layers=` selects (see `fasterai.core.select`), or its older alias
+    `layer_type=` (classes)."""
     if layer_type is not None:
         if layers is not None: raise ValueError("give layers= or its alias layer_type=, not both")
         types = tuple(layer_type) if isinstance(layer_type, (list, tuple, set)) else (layer_type,)
         if not types: raise ValueError("layer_type is empty: give a layer class, a list of them, or None for all")
         for t in types:
-            if not isinstance(t, type): raise TypeError(f"layer_type must be a layer class or a list of them, got {t!r}")
+            if not isinstance(t, type):
+                raise TypeError(f"layer_type must be a layer class or a list of them, got {t!r}")
             Granularities.available_granularities(t)      # raises TypeError for unsupported types
         layers = list(types)
     return select_modules(model, layers, units=True, embeddings=embeddings)
+
+# %% ../../nbs/sparse/sparsifier.ipynb #e0215402
+def _count(b:torch.Tensor) -> int: return int(torch.count_nonzero(b))   # ~6x faster than b.sum() on CPU
+
+def _lowest_on_device(flat:torch.Tensor, k:int, chunk:int=1 << 24) -> torch.Tensor:
+    """Bool tensor, True on the `k` lowest entries of the 1-d `flat` (ties: lower index first; NaN above every
+    number), with no host sync."""
+    # the k-th smallest (torch orders NaN last), on the device
+    t = flat.kthvalue(k).values
+    nan = t.isnan()
+    # strictly below the k-th: every number, when the k-th is NaN
+    sel = torch.where(nan, ~flat.isnan(), flat < t)
+    ties = torch.where(nan, flat.isnan(), flat == t)
+    need, taken = k - sel.sum(), torch.zeros((), dtype=torch.int64, device=flat.device)
+    # the first `need` ties, in index order, by a running count
+    for i in range(0, flat.numel(), chunk):
+        rank = ties[i:i + chunk].cumsum(0) + taken
+        sel[i:i + chunk] |= ties[i:i + chunk] & (rank <= need)
+        taken = rank[-1]
+    return sel
+
+def _as_numpy(flat:torch.Tensor):
+    """A NumPy array sharing the memory of the 1-d CPU tensor `flat` (widened to float32 when NumPy lacks its dtype),
+    or None."""
+    if flat.device.type != 'cpu' or flat.is_complex() or flat.dtype == torch.bool: return None
+    flat = flat.detach()
+    if flat.is_floating_point() and flat.dtype not in (torch.float16, torch.float32, torch.float64):
+        flat = flat.float()                              # bfloat16, float8: exact in float32, same order
+    try: return flat.numpy()
+    except (TypeError, RuntimeError): return None
+
+_INF_BITS = int(np.array(np.inf, np.float32).view(np.int32))   # larger bits, read as int32: a NaN
+
+class MaskScratch:
+    "Reusable CPU buffers for `layer_mask` (up to `n` groups): no fresh memory, hence no page faults, per call."
+    def __init__(self,
+                 n:int): # the most groups a layer of the model has
+        self.n, self._work, self._mask = n, np.empty(n, np.int32), np.empty(n, np.bool_)
+    def mask(self, n:int): return self._mask[:n] if n <= self.n else None
+    def partition(self, a, kth:int):
+        "`np.partition(a, kth)`, in the work buffer when `a` fits."
+        if a.size > self.n or a.dtype != np.int32: return np.partition(a, kth)
+        w = self._work[:a.size]
+        np.copyto(w, a)
+        w.partition(kth)
+        return w
+
+def _lowest(scores:torch.Tensor, k:int, complement:bool=False, scratch:MaskScratch|None=None) -> torch.Tensor:
+    """Bool tensor shaped like `scores`, True on its `k` lowest entries (ties: lower flat index first); or on all the
+    others."""
+    flat = scores.reshape(-1)
+    n = flat.numel()
+    if k <= 0 or k >= n: return torch.full(scores.shape, (k > 0) != complement, dtype=torch.bool, device=scores.device)
+    a = _as_numpy(flat)
+    if a is not None:                                # CPU: NumPy's quickselect and comparisons
+        out, t = None if scratch is None else scratch.mask(n), None
+        # non-negative floats order like their bits read as int32: 2x faster
+        if a.dtype == np.float32 and n >= 1 << 16:
+            bits = a.view(np.int32)
+            part = np.partition(bits, k - 1) if scratch is None else scratch.partition(bits, k - 1)
+            # no sign bit; k-th not NaN
+            if part[:k].min() >= 0 and part[k - 1] <= _INF_BITS: a, t = a.view(np.int32), part[k - 1]
+        if t is None: t = np.partition(a, k - 1)[k - 1]
+        if t != t:                                   # the k-th is NaN: all numbers, then the first NaNs
+            sel = ~np.isnan(a)
+            short = k - int(np.count_nonzero(sel))
+            sel[np.flatnonzero(np.isnan(a))[:short]] = True
+        else:
+            # bits: a NaN is above every number, `a > t` keeps it
+            direct = complement and a.dtype == np.int32 and t >= 0
+            sel = np.greater(a, t, out=out) if direct else np.less_equal(a, t, out=out)
+            diff = (n - k if direct else k) - int(np.count_nonzero(sel))
+            if diff:                                 # ties with the k-th: the lower flat indices count as lower
+                ties = np.flatnonzero(a == t)
+                sel[ties[len(ties) - abs(diff):]] = direct
+            if direct: return torch.from_numpy(sel).view(scores.shape)
+        if complement: np.logical_not(sel, out=sel)
+        return torch.from_numpy(sel).view(scores.shape)
+    sel = _lowest_on_device(flat, k)                             # a GPU (or a dtype NumPy lacks): no host sync
+    if complement: sel.logical_not_()
+    return sel.view(scores.shape)
+
+# %% ../../nbs/sparse/sparsifier.ipynb #54def106
+def _check_round_to(round_to):
+    if round_to is not None and (isinstance(round_to, bool) or not isinstance(round_to, int) or round_to < 1):
+        raise ValueError(f"round_to={round_to!r} must be None or a positive integer")
+
+def n_zeroed(n:int,                  # number of groups
+             sparsity:float,         # percent of them to zero, 0-100
+             round_to:int|None=None, # round the number of kept groups to a multiple of this
+            ) -> int:
+    "Number of groups to zero out of `n` for `sparsity` percent, the kept ones rounded to a multiple of `round_to`."
+    k = min(n, int(math.floor(sparsity * n / 100 + .5)))
+    if not round_to or k == n: return k
+    keep = max(round_to, round_to * int(math.floor((n - k) / round_to + .5)))
+    return n - min(n, keep)
 
 # %% ../../nbs/sparse/sparsifier.ipynb #7172c1e3
 class Sparsifier:
@@ -42,7 +140,8 @@ class Sparsifier:
                  criteria:Criteria=large_final,  # how groups are scored (higher = keep)
                  layer_type=None,                # alias of `layers=` with layer classes (older name)
                  *,
-                 layers=None,                    # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                 # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                 layers=None,
                  embeddings:bool=False,          # also every embedding table (naming one in `layers` selects it anyway)
                  on_step:bool=True):             # re-apply masks after every `torch.optim` optimizer step
         check_flags(embeddings=embeddings, on_step=on_step)
@@ -51,15 +150,17 @@ class Sparsifier:
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
-        self.model, self.granularity, self.context, self.criteria, self.on_step = model, granularity, context, criteria, on_step
-        self.layers = _selected(model, layers, layer_type, embeddings)   # unit name -> layer or `WeightUnit`, in model order
+        self.model, self.granularity, self.context = model, granularity, context
+        self.criteria, self.on_step = criteria, on_step
+        # unit name -> layer or `WeightUnit`, in model order
+        self.layers = _selected(model, layers, layer_type, embeddings)
         self._dims = {}                                  # unit class -> weight axes grouped by `granularity`
         for n, m in self.layers.items():
             if type(m) in self._dims: continue
             try: self._dims[type(m)] = Granularities.get_dim(m, granularity)
             except ValueError as e:
-                raise ValueError(f"layer {n!r}: {e}. Pass layers=... (e.g. a layer type) to restrict the Sparsifier to layer "
-                                 f"types that define {granularity!r}") from None
+                raise ValueError(f"layer {n!r}: {e}. Pass layers=... (e.g. a layer type) to restrict the Sparsifier "
+                                 f"to layer types that define {granularity!r}") from None
         self._names = {id(m): n for n, m in self.layers.items()}
         self.masks = {}                                  # layer name -> bool keep-mask, one entry per group
         self._ref = {}                                   # layer name -> reference weights for `needs_init` criteria
@@ -109,7 +210,9 @@ def _scores(self:Sparsifier, name:str) -> torch.Tensor:
 @patch
 def _set_mask(self:Sparsifier, name:str, keep:torch.Tensor, n_zero:int):
     "Store `keep` (one entry per group, `n_zero` of them False) as the mask of `name`; zero the weights it drops."
-    if n_zero == 0: self.masks.pop(name, None); return
+    if n_zero == 0:
+        self.masks.pop(name, None)
+        return
     self.masks[name] = keep
     with torch.no_grad(): self.layers[name].weight.mul_(keep.to(self.layers[name].weight.device).view(torch.uint8))
     self._ensure_hook()
@@ -249,7 +352,8 @@ def _report(layers:dict):
 
 def model_sparsity(model:nn.Module, # any model
                    layer_type=None,   # alias of `layers=` with layer classes (older name)
-                   layers=None):      # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                   # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                   layers=None):
     "DataFrame (layer, type, params, zeros, sparsity %) of the weights of `model`'s layers, plus a total row."
     return _report(_selected(model, layers, layer_type))
 
@@ -258,7 +362,8 @@ def format_sparsity(df, # a `sparsity_report` or `model_sparsity` DataFrame
     "A sparsity report (from `sparsity_report` or `model_sparsity`) as an aligned text table."
     wl, wt = max(5, df.layer.str.len().max()), max(4, df.type.str.len().max())
     lines = [f"{'layer':<{wl}}  {'type':<{wt}}  {'params':>10}  {'zeros':>10}  {'sparsity %':>10}"]
-    lines += [f"{r.layer:<{wl}}  {r.type:<{wt}}  {r.params:>10,}  {r.zeros:>10,}  {r.sparsity:>10.2f}" for r in df.itertuples()]
+    lines += [f"{r.layer:<{wl}}  {r.type:<{wt}}  {r.params:>10,}  {r.zeros:>10,}  {r.sparsity:>10.2f}"
+              for r in df.itertuples()]
     return '\n'.join(lines)
 
 # %% ../../nbs/sparse/sparsifier.ipynb #9c21fcbe
@@ -276,101 +381,20 @@ def print_sparsity(self:Sparsifier):
 def remove(self:Sparsifier):
     "Take away the hook and masks the Sparsifier added; the weights stay as they are (zeros stay zeros)."
     if self._hook is not None:
-        self._hook.remove(); self._finalizer.detach()
+        self._hook.remove()
+        self._finalizer.detach()
     self._hook, self._finalizer = None, None
-    self.masks.clear(); self._ref.clear()
+    self.masks.clear()
+    self._ref.clear()
     self._removed = True
-
-# %% ../../nbs/sparse/sparsifier.ipynb #e0215402
-def _count(b:torch.Tensor) -> int: return int(torch.count_nonzero(b))   # ~6x faster than b.sum() on CPU
-
-def _lowest_on_device(flat:torch.Tensor, k:int, chunk:int=1 << 24) -> torch.Tensor:
-    "Bool tensor, True on the `k` lowest entries of the 1-d `flat` (ties: lower index first; NaN above every number), with no host sync."
-    t = flat.kthvalue(k).values                                  # the k-th smallest (torch orders NaN last), on the device
-    nan = t.isnan()
-    sel = torch.where(nan, ~flat.isnan(), flat < t)              # strictly below the k-th: every number, when the k-th is NaN
-    ties = torch.where(nan, flat.isnan(), flat == t)
-    need, taken = k - sel.sum(), torch.zeros((), dtype=torch.int64, device=flat.device)
-    for i in range(0, flat.numel(), chunk):                      # the first `need` ties, in index order, by a running count
-        rank = ties[i:i + chunk].cumsum(0) + taken
-        sel[i:i + chunk] |= ties[i:i + chunk] & (rank <= need)
-        taken = rank[-1]
-    return sel
-
-def _as_numpy(flat:torch.Tensor):
-    "A NumPy array sharing the memory of the 1-d CPU tensor `flat` (widened to float32 when NumPy lacks its dtype), or None."
-    if flat.device.type != 'cpu' or flat.is_complex() or flat.dtype == torch.bool: return None
-    flat = flat.detach()
-    if flat.is_floating_point() and flat.dtype not in (torch.float16, torch.float32, torch.float64):
-        flat = flat.float()                              # bfloat16, float8: exact in float32, same order
-    try: return flat.numpy()
-    except (TypeError, RuntimeError): return None
-
-_INF_BITS = int(np.array(np.inf, np.float32).view(np.int32))   # larger bits, read as int32: a NaN
-
-class MaskScratch:
-    "Reusable CPU buffers for `layer_mask` (up to `n` groups): no fresh memory, hence no page faults, per call."
-    def __init__(self,
-                 n:int): # the most groups a layer of the model has
-        self.n, self._work, self._mask = n, np.empty(n, np.int32), np.empty(n, np.bool_)
-    def mask(self, n:int): return self._mask[:n] if n <= self.n else None
-    def partition(self, a, kth:int):
-        "`np.partition(a, kth)`, in the work buffer when `a` fits."
-        if a.size > self.n or a.dtype != np.int32: return np.partition(a, kth)
-        w = self._work[:a.size]; np.copyto(w, a); w.partition(kth)
-        return w
-
-def _lowest(scores:torch.Tensor, k:int, complement:bool=False, scratch:MaskScratch|None=None) -> torch.Tensor:
-    "Bool tensor shaped like `scores`, True on its `k` lowest entries (ties: lower flat index first); or on all the others."
-    flat = scores.reshape(-1)
-    n = flat.numel()
-    if k <= 0 or k >= n: return torch.full(scores.shape, (k > 0) != complement, dtype=torch.bool, device=scores.device)
-    a = _as_numpy(flat)
-    if a is not None:                                # CPU: NumPy's quickselect and comparisons
-        out, t = None if scratch is None else scratch.mask(n), None
-        if a.dtype == np.float32 and n >= 1 << 16:   # non-negative floats order like their bits read as int32: 2x faster
-            part = np.partition(a.view(np.int32), k - 1) if scratch is None else scratch.partition(a.view(np.int32), k - 1)
-            if part[:k].min() >= 0 and part[k - 1] <= _INF_BITS: a, t = a.view(np.int32), part[k - 1]   # no sign bit; k-th not NaN
-        if t is None: t = np.partition(a, k - 1)[k - 1]
-        if t != t:                                   # the k-th is NaN: all numbers, then the first NaNs
-            sel = ~np.isnan(a)
-            short = k - int(np.count_nonzero(sel))
-            sel[np.flatnonzero(np.isnan(a))[:short]] = True
-        else:
-            direct = complement and a.dtype == np.int32 and t >= 0  # bits: a NaN is above every number, `a > t` keeps it
-            sel = np.greater(a, t, out=out) if direct else np.less_equal(a, t, out=out)
-            diff = (n - k if direct else k) - int(np.count_nonzero(sel))
-            if diff:                                 # ties with the k-th: the lower flat indices count as lower
-                ties = np.flatnonzero(a == t)
-                sel[ties[len(ties) - abs(diff):]] = direct
-            if direct: return torch.from_numpy(sel).view(scores.shape)
-        if complement: np.logical_not(sel, out=sel)
-        return torch.from_numpy(sel).view(scores.shape)
-    sel = _lowest_on_device(flat, k)                             # a GPU (or a dtype NumPy lacks): no host sync
-    if complement: sel.logical_not_()
-    return sel.view(scores.shape)
-
-# %% ../../nbs/sparse/sparsifier.ipynb #54def106
-def _check_round_to(round_to):
-    if round_to is not None and (isinstance(round_to, bool) or not isinstance(round_to, int) or round_to < 1):
-        raise ValueError(f"round_to={round_to!r} must be None or a positive integer")
-
-def n_zeroed(n:int,                  # number of groups
-             sparsity:float,         # percent of them to zero, 0-100
-             round_to:int|None=None, # round the number of kept groups to a multiple of this
-            ) -> int:
-    "Number of groups to zero out of `n` for `sparsity` percent, the kept ones rounded to a multiple of `round_to`."
-    k = min(n, int(math.floor(sparsity * n / 100 + .5)))
-    if not round_to or k == n: return k
-    keep = max(round_to, round_to * int(math.floor((n - k) / round_to + .5)))
-    return n - min(n, keep)
 
 # %% ../../nbs/sparse/sparsifier.ipynb #27e979c0
 def layer_mask(weight:torch.Tensor,    # the weight to sparsify
                scores:torch.Tensor,    # one score per group, broadcastable to `weight` (keepdim), higher = keep
                sparsity:float,         # percent of the groups to zero, 0-100
                round_to:int|None=None, # round the number of kept groups to a multiple of this
-               scratch:MaskScratch|None=None, # reusable CPU buffers; the mask returned then lives in them until the next call
+               # reusable CPU buffers; the mask returned then lives in them until the next call
+               scratch:MaskScratch|None=None,
               ) -> torch.Tensor:
     "Bool mask shaped like `weight` (True = keep) that zeroes exactly the lowest-scoring `sparsity`% of the groups."
     sparsity = check_percent('sparsity', sparsity)
@@ -378,4 +402,5 @@ def layer_mask(weight:torch.Tensor,    # the weight to sparsify
     if scores.dim() != weight.dim() or torch.broadcast_shapes(scores.shape, weight.shape) != weight.shape:
         raise ValueError(f"scores of shape {tuple(scores.shape)} are not one score per group of a weight of shape "
                          f"{tuple(weight.shape)} (reduce with keepdim=True)")
-    return _lowest(scores, n_zeroed(scores.numel(), sparsity, round_to), complement=True, scratch=scratch).expand_as(weight)
+    keep = _lowest(scores, n_zeroed(scores.numel(), sparsity, round_to), complement=True, scratch=scratch)
+    return keep.expand_as(weight)

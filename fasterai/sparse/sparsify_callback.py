@@ -33,11 +33,13 @@ class SparsifyCallback(Callback):
                  layer_type=None,                 # alias of `layers=` with layer classes (older name)
                  n_updates:int=10,                # about how many times per fit the masks are recomputed
                  *,
-                 layers=None,                     # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                 # which units: names, modules, types or a filter_fn(module, name); None = all supported
+                 layers=None,
                  embeddings:bool=False):          # also every embedding table (a dict of targets may name one anyway)
         super().__init__()
         check_flags(lth=lth, reset_end=reset_end, embeddings=embeddings)
-        if layers is not None and layer_type is not None: raise ValueError("give layers= or its alias layer_type=, not both")
+        if layers is not None and layer_type is not None:
+            raise ValueError("give layers= or its alias layer_type=, not both")
         self.sparsity = check_percents('sparsity', sparsity)
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
@@ -61,7 +63,9 @@ class SparsifyCallback(Callback):
 @patch
 def before_fit(self:SparsifyCallback):
     "Stand aside during `lr_find`/`get_preds`; drop a Sparsifier left by an interrupted fit."
-    if hasattr(self.learn, 'lr_finder') or hasattr(self.learn, 'gather_preds'): self.run = False; return
+    if hasattr(self.learn, 'lr_finder') or hasattr(self.learn, 'gather_preds'):
+        self.run = False
+        return
     check_model(self.learn.model, 'learn.model')
     if self.sparsifier is not None: self.sparsifier.remove()        # left over from an interrupted fit
     self.sparsifier, self._rewind = None, None
@@ -72,7 +76,8 @@ def _start(self:SparsifyCallback):
     if (self.lth or self.reset_end) and self.rewind_epoch >= self.n_epoch:
         raise ValueError(f"rewind_epoch={self.rewind_epoch} must be smaller than the number of epochs ({self.n_epoch})")
     self.sparsifier = Sparsifier(self.learn.model, self.granularity, self.context, self.criteria, self.layer_type,
-                                 layers=self.layers, on_step=False,       # a dict of targets names its units: embeddings may be among them
+                                 # a dict of targets names its units: embeddings may be among them
+                                 layers=self.layers, on_step=False,
                                  embeddings=self.embeddings or isinstance(self.sparsity, dict))
     self.sparsifier.check_sparsity(self.sparsity)
     self.report, self._bin, self._level, self._final = None, 0, 0., self.schedule(1.)
@@ -107,7 +112,8 @@ def _rewind_weights(self:SparsifyCallback):
         for n, p in self.learn.model.named_parameters():
             p.copy_(self._rewind[n])
             if p.grad is not None: p.grad.zero_()         # this batch's gradient belongs to the old weights
-    if getattr(self.learn, 'opt', None) is not None and hasattr(self.learn.opt, 'clear_state'): self.learn.opt.clear_state()
+    opt = getattr(self.learn, 'opt', None)
+    if opt is not None and hasattr(opt, 'clear_state'): opt.clear_state()
     self.sparsifier.apply_masks()
 
 @patch
