@@ -4,24 +4,29 @@
 
 # %% ../../nbs/core/graph.ipynb #0c91df92
 from __future__ import annotations
-from .units import check_flag, check_flags
-from dataclasses import dataclass, field
+from .units import check_flags
 import torch
 import torch.nn as nn
-from operator import itemgetter
-import contextlib, math, threading, traceback, warnings
+import contextlib, threading, traceback
 import torch_pruning as tp
 from torch_pruning.dependency import index_mapping as _index_mapping
 from .criteria import Criteria, large_final
-from .granularity import Granularities, is_transposed_linear
+from .granularity import is_transposed_linear
 from .inputs import run_model, input_shape
-from .model import hooks_cleaned, training_flags, hook_count, silenced
+from .model import hooks_cleaned, training_flags, hook_count
+from .attention import (AttentionBlock, attention_blocks, head_channels, set_head_attrs, _whole_heads,
+                                     _width, _attention_as_layers, _opaque_layers)
+from .tracing import (output_tensors, MappingOverflow, _depth_note_silenced, _in_index_mapping,
+                                   _cap_mappings)
+from .coupling import (LAYERS, layer_types, Entry, Coupling, tied_parameters, _is_layer, _plain, _heads,
+                                    _is_depthwise, _grads_kept, _retie)
+from .scoring import (SCORINGS, filter_scores, input_scores, group_scoring, channel_scores,
+                                   normalize_mean_abs)
+from .undo import Undo, _plain_state
 
 # %% auto #0
-__all__ = ['TESTED_TORCH_PRUNING', 'LAYERS', 'SCORINGS', 'check_torch_pruning', 'out_axis', 'AttentionBlock', 'attention_blocks',
-           'head_channels', 'cut_heads', 'dependency_graph', 'output_tensors', 'MappingOverflow', 'layer_types',
-           'Entry', 'Coupling', 'PruningGraph', 'tied_parameters', 'Undo', 'filter_scores', 'input_scores',
-           'group_scoring', 'channel_scores', 'normalize_mean_abs', 'CriteriaImportance']
+__all__ = ['TESTED_TORCH_PRUNING', 'check_torch_pruning', 'out_axis', 'cut_heads', 'dependency_graph', 'PruningGraph',
+           'CriteriaImportance']
 
 # %% ../../nbs/core/graph.ipynb #206e7570
 TESTED_TORCH_PRUNING = ((1, 5), (1, 7))    # [lowest, first untested): the versions whose internals this module reads
@@ -76,98 +81,8 @@ class _TransposedLinearPruner(tp.pruner.function.BasePruningFunc):
 
 _LINEAR_PRUNER, _T_PRUNER = tp.pruner.function.LinearPruner(), _TransposedLinearPruner()
 def _pruner_of(layer): return _T_PRUNER if is_transposed_linear(layer) else _LINEAR_PRUNER
-def _width(layer, out=True) -> int:
-    p = _pruner_of(layer)
-    return p.get_out_channels(layer) if out else p.get_in_channels(layer)
 
 # %% ../../nbs/core/graph.ipynb #ff0f3cbe
-_HEAD_COUNTS = ('num_heads', 'num_attention_heads', 'n_head', 'n_heads')    # set to the heads kept after a cut
-_HEAD_SIZES = ('head_dim', 'attention_head_size')                          # never change
-_Q, _K, _V = ('q_proj', 'query', 'q', 'q_lin', 'wq'), ('k_proj', 'key', 'k', 'k_lin', 'wk'), ('v_proj', 'value', 'v', 'v_lin', 'wv')
-_QKV = ('c_attn', 'qkv_proj', 'qkv', 'Wqkv')                                 # fused q|k|v, split by `split_size`
-_O = ('o_proj', 'out_proj', 'c_proj', 'o', 'out_lin', 'wo', 'dense')
-
-def _int_attr(m, names):
-    return next(((a, v) for a in names if isinstance(v := getattr(m, a, None), int) and not isinstance(v, bool)), (None, None))
-
-@dataclass
-class AttentionBlock:
-    "An attention module whose heads fasterai prunes whole: its q/k/v projections, its output projection, its head size."
-    module:nn.Module               # the attention module
-    name:str                       # its name in the model
-    qkv:list                       # [q, k, v] projections, or [fused] (outputs q|k|v, each `split_size` wide)
-    o:nn.Module|None               # output projection inside the module (None: projected outside, on its output)
-    head_dim:int                   # channels per head
-    @property
-    def fused(self) -> bool: return len(self.qkv) == 1
-    @property
-    def width(self) -> int: return _width(self.qkv[0]) // (3 if self.fused else 1)       # query channels now
-    @property
-    def heads(self) -> int: return self.width // self.head_dim
-    @property
-    def kv_heads(self) -> int: return self.heads if self.fused else _width(self.qkv[1]) // self.head_dim
-
-def _attention_block(m:nn.Module, name:str):
-    "An `AttentionBlock` for `m`, a reason (str) if `m` looks like attention but cannot be handled, or None."
-    if isinstance(m, nn.MultiheadAttention): return None      # torch-pruning prunes it itself
-    count_attr, count = _int_attr(m, _HEAD_COUNTS)
-    _, size = _int_attr(m, _HEAD_SIZES)
-    if count is None and size is None: return None
-    kids = {k: c for k, c in m.named_children() if isinstance(c, nn.Linear) or is_transposed_linear(c)}
-    pick = lambda names: next((kids[k] for k in names if k in kids), None)
-    q, k, v, fused, o = pick(_Q), pick(_K), pick(_V), pick(_QKV), pick(_O)
-    what = f"attention-like module {name!r} ({count_attr or 'head size'}={count or size})"
-    if not (q and k and v) and not fused:
-        if not kids: return None
-        return (f"{what}: fasterai cannot tell its query/key/value projections among {sorted(kids)} "
-                f"(it knows {list(_Q + _K + _V + _QKV)})")
-    qkv = [q, k, v] if q and k and v else [fused]
-    width = _width(qkv[0]) // (1 if len(qkv) == 3 else 3)
-    if len(qkv) == 1 and getattr(m, 'split_size', None) != width:
-        return f"{what}: fused projection of {_width(fused)} outputs without a matching `split_size`: its q|k|v layout is unknown"
-    d = size or (width // count if width % count == 0 else None)
-    if not d or width % d or (count is not None and count * d != width):
-        return f"{what}: {width} query channels do not split into heads of {d}"
-    kv = width if len(qkv) == 1 else _width(k)
-    if len(qkv) == 3 and (kv != _width(v) or kv % d or (width // d) % (kv // d)):
-        return f"{what}: key/value widths {_width(k)}/{_width(v)} do not split into groups of the {width // d} query heads"
-    if o is not None and _width(o, out=False) != width:
-        return f"{what}: output projection takes {_width(o, out=False)} inputs, not the {width} of its heads"
-    if o is None and kv != width:
-        return f"{what}: grouped key/value heads with the output projected outside the module"
-    return AttentionBlock(m, name, qkv, o, d)
-
-def attention_blocks(model:nn.Module,  # the model to search
-                    ) -> tuple[dict, dict]:
-    "`({module: AttentionBlock}, {module: reason})`: the attention modules whose heads fasterai prunes, and those it recognises but cannot handle."
-    blocks, unhandled = {}, {}
-    for n, m in model.named_modules():
-        b = _attention_block(m, n)
-        if isinstance(b, AttentionBlock): blocks[m] = b
-        elif b is not None: unhandled[m] = b
-    return blocks, unhandled
-
-# %% ../../nbs/core/graph.ipynb #f7f93915
-def head_channels(b:AttentionBlock,  # an attention block
-                  heads,             # head indices
-                 ) -> list:
-    "The query channels of `heads` (head indices) of block `b`, sorted."
-    return [h * b.head_dim + i for h in sorted(heads) for i in range(b.head_dim)]
-
-def _whole_heads(b:AttentionBlock, idxs) -> list:
-    "The heads `idxs` (query channels) cover, checked: whole heads, the same number from each key/value group."
-    d, idxs = b.head_dim, sorted(set(map(int, idxs)))
-    heads = sorted({i // d for i in idxs})
-    if idxs != head_channels(b, heads) or (heads and heads[-1] >= b.heads):
-        raise ValueError(f"attention {b.name!r}: channels {idxs[:8]}... are not whole heads of {d} among its {b.heads}")
-    per = b.heads // b.kv_heads
-    counts = [sum(h // per == g for h in heads) for g in range(b.kv_heads)]
-    if b.kv_heads != b.heads and len(set(counts)) > 1:           # grouped K/V heads stay: equal numbers per group
-        raise ValueError(f"attention {b.name!r}: heads {heads} take {counts} from its {b.kv_heads} key/value groups; "
-                         f"each group must lose the same number")
-    if len(heads) >= b.heads: raise ValueError(f"attention {b.name!r}: removing all its {b.heads} heads")
-    return heads
-
 def cut_heads(b:AttentionBlock,  # an attention block
               idxs:list,         # query channels of the heads to remove
              ):
@@ -179,12 +94,7 @@ def cut_heads(b:AttentionBlock,  # an attention block
         gqa = b.kv_heads != b.heads
         for layer in (b.qkv[:1] if gqa else b.qkv): _pruner_of(layer).prune_out_channels(layer, ch)
     if b.o is not None: _pruner_of(b.o).prune_in_channels(b.o, ch)
-    m, n = b.module, b.heads
-    for a in _HEAD_COUNTS:
-        if isinstance(getattr(m, a, None), int): setattr(m, a, n)
-    for a in ('all_head_size', 'split_size'):
-        if isinstance(getattr(m, a, None), int): setattr(m, a, n * b.head_dim)
-    if isinstance(getattr(m, 'num_key_value_groups', None), int): m.num_key_value_groups = n // b.kv_heads
+    set_head_attrs(b)
 
 class _AttentionPruner(tp.pruner.function.BasePruningFunc):
     """torch-pruning's view of the attention modules of one class, each one layer: its inputs are the model's hidden
@@ -277,106 +187,10 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
     DG.unmapped = {}
     return DG
 
-class _Opaque(torch.autograd.Function):
-    "`_Opaque.apply(*xs, y)`: `y` again, as a tensor whose only autograd parents are `xs`: what torch-pruning sees of an attention module."
-    @staticmethod
-    def forward(ctx, *ts): ctx.n = len(ts); return ts[-1].clone()
-    @staticmethod
-    def backward(ctx, g): return (None,) * (ctx.n - 1) + (g,)
-
-def _opaque_why(b:AttentionBlock, rec:list, ins:list, out) -> str|None:
-    """Why attention `b` cannot be one layer from its input to its output in this call (None: it can): `rec` is
-    `(layer, input, output)` of its parametrized sub-modules, `ins` the tensors it was given, `out` its output tensor."""
-    qkv = [a for l, a, _ in rec if l in b.qkv]
-    if not qkv: return "its projections were not called"
-    x = qkv[0]
-    if any(a is not x for a in qkv): return "its query and key/value read different inputs (cross-attention)"
-    if not any(t is x for t in ins): return "its projections read a tensor computed inside it, not its input"
-    also = sorted({type(l).__name__ for l, a, _ in rec if a is x and l not in b.qkv})
-    if also: return f"its input also feeds {also} inside it, which fasterai does not cut"
-    if not isinstance(out, torch.Tensor): return "its output is not a tensor"
-    if b.o is not None:
-        o = next((y for l, _, y in reversed(rec) if l is b.o), None)
-        if o is None or not (out is o or (out.shape == o.shape and torch.equal(out, o))):
-            return "its output is not its output projection's (a residual or a norm inside it)"
-    elif out.shape[-1] != b.width: return "its output is not its heads' concatenation"
-    if not x.requires_grad: return "its input needs no gradient, so it cannot be traced"
-    return None
-
-def _per_head_why(b:AttentionBlock, ins:list) -> str|None:
-    "Why the heads of `b` cannot be cut (None: they can): a per-head tensor it is given or holds, such as a relative position bias."
-    h = b.heads
-    if h < 2: return None
-    if any(t.dim() >= 4 and t.shape[1] == h for t in ins):
-        return f"it is given a per-head tensor (batch, {h} heads, ...), such as a position bias, which fasterai does not cut"
-    mine = {id(p) for l in b.qkv + [b.o] if l is not None for p in l.parameters()}
-    held = [n for n, p in b.module.named_parameters()       # a vector of head_dim is a norm over each head (Qwen3's q_norm)
-            if id(p) not in mine and h in p.shape and not (p.dim() == 1 and len(p) == b.head_dim)]
-    if held: return f"it holds per-head parameters {held} (a relative position bias), which fasterai does not cut"
-    return None
-
-def _attention_as_layers(blocks:dict, kept:dict, heads:dict):
-    """Hooks for one trace: each attention module that reads its input only through q/k/v and whose output is its
-    output projection's (or its heads') becomes one layer for torch-pruning, from that input to its output (the ops
-    inside are not traced); the others go to `kept` with why their hidden size stays, and those with per-head
-    tensors to `heads` with why their heads stay."""
-    calls, emitted = {}, {}                           # id of a per-head tensor an attention module returned -> (module, tensor)
-    def start(m, args, kwargs): calls[m] = []
-    def seen(layer, args, out):
-        if owner[layer] in calls: calls[owner[layer]].append((layer, args[0] if args else None, out))
-    def end(m, args, kwargs, out):
-        rec, b = calls.pop(m, []), blocks[m]
-        ins = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-        first = out[0] if type(out) in (tuple, list) and len(out) else out
-        hw = _per_head_why(b, ins)
-        if hw: heads.setdefault(m, hw)
-        for t in ins:                                 # a per-head tensor another attention module returned: its heads stay too
-            if id(t) in emitted: heads.setdefault(emitted[id(t)][0], f"its per-head output (batch, {t.shape[1]} heads, ...) is read by {names[m]!r}")
-        for t in (out[1:] if type(out) in (tuple, list) else ()):
-            if isinstance(t, torch.Tensor) and t.dim() >= 4 and t.shape[1] == b.heads > 1: emitted[id(t)] = (m, t)
-        why = _opaque_why(b, rec, ins, first)
-        if why: kept[m] = why; return None
-        y = _Opaque.apply(next(a for l, a, _ in rec if l in b.qkv), first.detach())
-        return y if first is out else type(out)((y, *out[1:]))
-    owner = {s: m for m in blocks for s in m.modules() if s is not m and next(s.parameters(recurse=False), None) is not None}
-    names = {m: b.name for m, b in blocks.items()}
-    for m in blocks:
-        m.register_forward_pre_hook(start, with_kwargs=True)
-        m.register_forward_hook(end, with_kwargs=True)
-    for s in owner: s.register_forward_hook(seen)
-
-def _opaque_layers(modules:dict, widths:dict):
-    "Hooks for one trace: each of `modules` becomes one layer for torch-pruning, from the tensors it is given to its output; `widths` gets its (input, output) widths."
-    def end(m, args, kwargs, out):
-        ins = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.requires_grad and a.dim()]
-        first = out[0] if type(out) in (tuple, list) and len(out) else out
-        if not ins or not isinstance(first, torch.Tensor) or not first.dim(): return None
-        widths[m] = (ins[0].shape[-1], first.shape[-1])
-        y = _Opaque.apply(*ins, first.detach())
-        return y if first is out else type(out)((y, *out[1:]))
-    for m in modules: m.register_forward_hook(end, with_kwargs=True)
-
-def output_tensors(out,  # a model's output
-                  ) -> list:
-    "The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are left out."
-    if isinstance(out, torch.Tensor): return [out]
-    if isinstance(out, dict): out = list(out.values())
-    if isinstance(out, (list, tuple)): return [t for o in out for t in output_tensors(o)]
-    return []
-
-def _depth_note_silenced():
-    "torch-pruning's 'Maximum recursive depth reached!' (it gives up inferring an op's channels): what that breaks shows as a blocked group, with its reason."
-    return silenced(r'Maximum recursive depth reached', UserWarning)
-
 def _from_torch_pruning(e:BaseException) -> bool:
     "Was `e` raised inside torch-pruning's own code (not fasterai's, not the model's)?"
     tb = traceback.extract_tb(e.__traceback__)
     return bool(tb) and '/torch_pruning/' in tb[-1].filename.replace('\\', '/')
-
-def _in_index_mapping(e:BaseException) -> bool:
-    "Did `e` come from torch-pruning's last step, mapping channel indices through ops (reshape, concat, ...)?"
-    return any(f.name == 'update_index_mapping' and f.filename.endswith('index_mapping.py')
-               for f in traceback.extract_tb(e.__traceback__))
 
 def _map_each(DG) -> dict:
     "torch-pruning's index mapping, op by op: op module -> the error of each op it cannot map (those stay unmapped)."
@@ -388,29 +202,11 @@ def _map_each(DG) -> dict:
         except Exception as e: unmapped[module] = f"{kind.lower()} ({type(e).__name__}: {e})"   # reported by every coupling through it
     return unmapped
 
-class MappingOverflow(RuntimeError):
-    "torch-pruning's channel indices grew past every dimension of the model: its mapping does not hold there."
-
-class _Capped:
-    "A torch-pruning index mapping whose output may not outgrow `cap` indices."
-    def __init__(self, f, cap:int): self.f, self.cap = f, cap
-    def __call__(self, idxs):
-        out = self.f(idxs)
-        if len(out) > self.cap:
-            raise MappingOverflow(f"a reshape mapping grew the channel indices to {len(out)}, more than any dimension "
-                                  f"of the model ({self.cap // 4})")
-        return out
-
 def _remap(DG, whole):
     "torch-pruning's index mapping (op by op if some op cannot be mapped), every mapping then capped."
     if DG.unmapped: _map_each(DG)
     else: whole(DG)
-    cap = DG.index_cap
-    for node in DG.module2node.values():
-        for dep in node.dependencies:
-            m = dep.index_mapping
-            for i, f in enumerate(m):
-                if f is not None and not isinstance(f, _Capped): m[i] = _Capped(f, cap)
+    _cap_mappings(DG)
 
 _patch_lock = threading.RLock()      # one thread at a time swaps torch-pruning's module-level function
 
@@ -425,56 +221,6 @@ def _mapping_guarded(DG):
         try:
             with _depth_note_silenced(): yield
         finally: _index_mapping.update_index_mapping = whole
-
-# %% ../../nbs/core/graph.ipynb #fa873297
-LAYERS = (nn.modules.conv._ConvNd, nn.Linear)
-
-def _is_layer(m) -> bool: return isinstance(m, LAYERS) or is_transposed_linear(m)
-
-def layer_types(model:nn.Module,  # the model to prune
-               ) -> tuple:
-    "The layer types whose output channels fasterai prunes in `model`: `LAYERS`, and the transposed linears it holds (`Conv1D`)."
-    return LAYERS + tuple(dict.fromkeys(type(m) for m in model.modules() if is_transposed_linear(m)))
-
-def _plain(idxs) -> list:
-    "Plain channel indices from torch-pruning's `(idx, root_idx)` pairs (or plain ints)."
-    if not idxs or not isinstance(idxs[0], tuple): return list(map(int, idxs))
-    return list(map(itemgetter(0), idxs))     # ~4x faster than a getattr per index
-
-@dataclass
-class Entry:
-    "What removing channels of a group does to one module (or one parameter outside any layer)."
-    target:object                  # the nn.Module, or an nn.Parameter that belongs to no layer
-    name:str                       # its name in the model ('' if unknown)
-    out:bool                       # True: its output channels go; False: its inputs shrink
-    idxs:list                      # the indices removed in this target
-    root_idxs:list                 # for each index, the root channel it comes from (None: unknown)
-    sink:bool=False                # does this entry change the model's output?
-    def __post_init__(self): check_flag('sink', self.sink)
-
-@dataclass
-class Coupling:
-    "A set of layers whose output channels are removed together."
-    root:nn.Module                 # the layer the group is rooted at (the first in model order)
-    members:list                   # the Conv/Linear layers whose output channels go, in model order (heads: q/k/v, then the output projection inside)
-    names:list                     # their names
-    sink:bool                      # does pruning it change the model's output?
-    blocked:str|None=None          # why it cannot be pruned (None: it can)
-    heads:int=1                    # attention heads its channels are split into
-    head_dim:int|None=None         # set: whole heads of this many channels go (None: channels; with `heads`, the same number per head)
-    kv_heads:int=1                 # key/value heads kept (grouped-query attention): whole heads go in equal numbers per group
-    @property
-    def id(self) -> str: return self.names[0]
-
-def _heads(entries) -> tuple:
-    "(heads, why not): the attention heads a group's channels are split into (1: no attention), or why they cannot be split evenly."
-    mha = {id(e.target): e for e in entries if isinstance(e.target, nn.MultiheadAttention)}
-    if not mha: return 1, None
-    bad = [e.name for e in mha.values() if e.idxs != e.root_idxs]
-    if bad: return 1, f"attention {bad} takes the group's channels in another order: its heads cannot be kept whole"
-    return math.lcm(*(e.target.num_heads for e in mha.values())), None
-
-def _is_depthwise(m): return isinstance(m, nn.modules.conv._ConvNd) and m.groups == m.out_channels > 1
 
 # %% ../../nbs/core/graph.ipynb #09882a39
 class PruningGraph:
@@ -654,161 +400,7 @@ class PruningGraph:
         for m, a in widths: setattr(m, a, self.out_channels(root))
         return es, u
 
-@contextlib.contextmanager
-def _grads_kept(entries):
-    "Pruning re-creates parameters: keep each one's `requires_grad` as it was."
-    mods = [m for e in entries if isinstance(e.target, nn.Module) and not isinstance(e.target, nn.Parameter)
-            for m in e.target.modules()]
-    grads = {(m, k): p.requires_grad for m in mods for k, p in m._parameters.items() if p is not None}
-    yield
-    for (m, k), rg in grads.items():
-        p = m._parameters.get(k)
-        if p is not None and p.requires_grad != rg: p.requires_grad_(rg)
-
-def tied_parameters(model:nn.Module,  # the model to search
-                   ) -> list:
-    "One list of `(module, name)` per parameter that several modules hold (tied weights: a language model's head and its embedding)."
-    slots = {}
-    for m in model.modules():
-        for k, p in m._parameters.items():
-            if p is not None: slots.setdefault(id(p), []).append((m, k))
-    return [s for s in slots.values() if len(s) > 1]
-
-def _retie(ties:list):
-    "torch-pruning cuts each module on its own, so a tied weight comes out as one copy per module: make them one parameter again."
-    for slots in ties:
-        ps = [m._parameters[k] for m, k in slots]
-        if all(p is ps[0] for p in ps): continue
-        if any(p.shape != ps[0].shape or not torch.equal(p, ps[0]) for p in ps[1:]):
-            raise RuntimeError(f"tied weight {slots[0][1]} of {type(slots[0][0]).__name__} was cut differently in the modules "
-                               f"sharing it: {[tuple(p.shape) for p in ps]}")
-        for m, k in slots[1:]: m._parameters[k] = ps[0]
-
-# %% ../../nbs/core/graph.ipynb #67dfd8e9
-def _plain_state(m) -> dict:
-    "Copy of a module's public plain attributes (lists copied); `training` is not part of pruning state."
-    return {k: (list(v) if isinstance(v, list) else v) for k, v in vars(m).items()
-            if not k.startswith('_') and k != 'training'}
-
-class Undo:
-    "The state one group prune changes, saved just before it; `restore()` puts it back exactly."
-    def __init__(self,
-                 graph:PruningGraph,   # the graph about to prune
-                 entries:list,         # the group's entries (`PruningGraph.entries`)
-                 widths=()):           # (module, attribute) pairs the prune will set
-        DG, self.graph, self.mods, self.param_nodes, self.touched = graph.DG, graph, [], [], []
-        seen = set()
-        def keep(m):
-            if id(m) in seen: return
-            seen.add(id(m))
-            self.mods.append((m, dict(m._parameters), dict(m._buffers), _plain_state(m)))
-        for e in entries:
-            if isinstance(e.target, nn.Parameter):             # a parameter outside any layer: its owner changes
-                keep(graph.model.get_submodule(e.name.rpartition('.')[0]))
-                self.param_nodes.append((DG.module2node[e.target], e.target))
-                self.touched.append(e.name)
-            else:
-                for sub in e.target.modules(): keep(sub)     # and its children: torch-pruning's attention pruner edits out_proj too
-                if e.target in graph.names: self.touched.append(graph.names[e.target])
-        for m, _ in widths:
-            keep(m)
-            if graph.names.get(m) not in self.touched: self.touched.append(graph.names[m])
-        self.module2node, self.param_to_name = dict(DG.module2node), dict(DG._param_to_name)
-        self.history, self.head_cuts = len(DG._pruning_history), graph._head_cuts
-
-    def restore(self):
-        DG = self.graph.DG
-        for m, params, buffers, attrs in self.mods:
-            for k, v in params.items(): m._parameters[k] = v
-            for k, v in buffers.items(): m._buffers[k] = v
-            m.__dict__.update(attrs)
-        for node, p in self.param_nodes: node.module = p
-        DG.module2node.clear(); DG.module2node.update(self.module2node)
-        DG._param_to_name.clear(); DG._param_to_name.update(self.param_to_name)
-        del DG._pruning_history[self.history:]
-        self.graph._head_cuts = self.head_cuts
-
 # %% ../../nbs/core/graph.ipynb #2824eb1d
-def filter_scores(layer:nn.Module,     # a Conv, Linear or transposed linear layer
-                  criteria:Criteria,   # how a slice of weights is scored (higher = keep)
-                  reference=None       # the reference weight, for criteria that compare with one (e.g. movement)
-                 ) -> torch.Tensor:
-    "One score per output channel of `layer` (a Conv, Linear or transposed linear), higher = keep."
-    dim = (0,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'filter')
-    return criteria.group_scores(layer.weight, dim, w_init=reference, grad=layer.weight.grad, layer=layer).flatten()
-
-def input_scores(layer:nn.Module,     # a Conv, Linear or transposed linear layer that reads the channels
-                 criteria:Criteria    # how a slice of weights is scored (higher = keep)
-                ) -> torch.Tensor:
-    "One score per input channel of `layer` (a Conv, Linear or transposed linear): its column of every filter, higher = keep."
-    dim = (1,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'column' if isinstance(layer, nn.Linear) else 'channel')
-    return criteria.group_scores(layer.weight, dim, layer=layer).flatten()
-
-SCORINGS = ('group', 'filters')
-_NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
-
-def group_scoring(criteria:Criteria   # the criteria a Pruner ranks channels with
-                 ) -> bool:
-    "Can `criteria` score a channel over its whole group? Those that read only the weights; a reference, a gradient or inputs: filters only."
-    return not (criteria.needs_init or criteria.needs_grad or criteria.needs_inputs)
-
-def _member_scores(e:Entry, criteria:Criteria, references:dict, group:bool):
-    "Scores of the slices entry `e` holds, one per index of `e.idxs` (None: it does not take part)."
-    t = e.target
-    if any(r is None for r in e.root_idxs) or not e.idxs: return None
-    if _is_layer(t):
-        if e.out: s = filter_scores(t, criteria, references.get(t))
-        elif group: s = input_scores(t, criteria)                   # a consumer: the columns that read the channels
-        else: return None
-    elif group and isinstance(t, _NORMS) and isinstance(getattr(t, 'weight', None), torch.Tensor) and t.weight.dim() == 1:
-        s = criteria.group_scores(t.weight, ())                     # a normalisation's per-channel scale
-    else: return None
-    if max(e.idxs) >= len(s): return None                             # e.g. a depthwise conv's inputs: scored as its outputs
-    return s.float()
-
-@torch.no_grad()
-def channel_scores(entries:list,          # `PruningGraph.entries(root)`: every current channel of a coupling
-                   criteria:Criteria,     # scores weights; higher = keep
-                   references=None,       # layer -> reference weight, for criteria that need one
-                   scoring:str='group'    # 'group': over every member of the group; 'filters': the producing filters only
-                  ) -> torch.Tensor:
-    """Score of every root channel. `scoring='filters'`: the mean over member layers of their filter scores.
-    `scoring='group'`: the mean over every member of the group of its slice of the channel — the producers' filters, the
-    consumers' input columns, the normalisations' scales — each member's scores divided by their mean |score| first (a
-    large or a low-magnitude layer does not outweigh the others). Criteria that need a reference, a gradient or inputs
-    (`group_scoring` is False) are scored on the filters either way."""
-    if scoring not in SCORINGS: raise ValueError(f"scoring={scoring!r} is not allowed; allowed: {list(SCORINGS)}")
-    references = references or {}
-    n = len(entries[0].idxs)
-    group = scoring == 'group' and group_scoring(criteria)
-    members = [(e, s) for e in entries if (s := _member_scores(e, criteria, references, group)) is not None]
-    dev = members[0][1].device if members else torch.device('cpu')
-    total, count = torch.zeros(n, device=dev), torch.zeros(n, device=dev)     # summed where the weights are
-    for e, s in members:
-        whole = len(e.root_idxs) == n == len(s) and e.root_idxs == e.idxs == list(range(n))
-        if group:                             # one score per root channel for this member (the mean of its slices), normalised
-            if whole: m, c = s, torch.ones(n, device=dev)
-            else:
-                r = torch.tensor(e.root_idxs, device=dev)
-                m = torch.zeros(n, device=dev).index_add_(0, r, s[torch.tensor(list(e.idxs), device=dev)])
-                c = torch.zeros(n, device=dev).index_add_(0, r, torch.ones(len(r), device=dev))
-                m, c = m / c.clamp_min(1), (c > 0).float()
-            total.add_(m / ((m.abs() * c).sum() / c.sum().clamp_min(1)).clamp_min(1e-12))
-            count.add_(c)
-        elif whole:
-            total.add_(s)
-            count.add_(1)
-        else:
-            r = torch.tensor(e.root_idxs, device=dev)
-            total.index_add_(0, r, s[torch.tensor(list(e.idxs), device=dev)])
-            count.index_add_(0, r, torch.ones(len(r), device=dev))
-    return total / count.clamp_min(1)                                          # on the weights' device
-
-def normalize_mean_abs(s:torch.Tensor   # scores of one group's channels
-                      ) -> torch.Tensor:
-    "`s` divided by its mean absolute value (scores of different groups made comparable)."
-    return s / s.abs().mean().clamp_min(1e-12)
-
 class CriteriaImportance(tp.importance.Importance):
     """A torch-pruning `Importance` scoring every root channel of a group with a fasterai `Criteria`.
 
