@@ -33,7 +33,8 @@ def _width(layer, out=True) -> int:
 
 @dataclass
 class AttentionBlock:
-    "An attention module whose heads fasterai prunes whole: its q/k/v projections, its output projection, its head size."
+    """An attention module whose heads fasterai prunes whole: its q/k/v projections, its output projection, its head
+    size."""
     module:nn.Module               # the attention module
     name:str                       # its name in the model
     qkv:list                       # [q, k, v] projections, or [fused] (outputs q|k|v, each `split_size` wide)
@@ -80,7 +81,8 @@ def _attention_block(m:nn.Module, name:str):
 
 def attention_blocks(model:nn.Module,  # the model to search
                     ) -> tuple[dict, dict]:
-    "`({module: AttentionBlock}, {module: reason})`: the attention modules whose heads fasterai prunes, and those it recognises but cannot handle."
+    """`({module: AttentionBlock}, {module: reason})`: the attention modules whose heads fasterai prunes, and those it
+    recognises but cannot handle."""
     blocks, unhandled = {}, {}
     for n, m in model.named_modules():
         b = _attention_block(m, n)
@@ -111,7 +113,8 @@ def _whole_heads(b:AttentionBlock, idxs) -> list:
 
 def set_head_attrs(b:AttentionBlock,  # an attention block whose projections were just cut
                   ):
-    "Set the head attributes `b`'s module has (head counts, `all_head_size`, `split_size`, `num_key_value_groups`) to its heads now."
+    """Set the head attributes `b`'s module has (head counts, `all_head_size`, `split_size`, `num_key_value_groups`) to
+    its heads now."""
     m, n = b.module, b.heads
     for a in _HEAD_COUNTS:
         if isinstance(getattr(m, a, None), int): setattr(m, a, n)
@@ -121,9 +124,12 @@ def set_head_attrs(b:AttentionBlock,  # an attention block whose projections wer
 
 # %% ../../nbs/core/attention.ipynb #c739f72c
 class _Opaque(torch.autograd.Function):
-    "`_Opaque.apply(*xs, y)`: `y` again, as a tensor whose only autograd parents are `xs`: what torch-pruning sees of an attention module."
+    """`_Opaque.apply(*xs, y)`: `y` again, as a tensor whose only autograd parents are `xs`: what torch-pruning sees of
+    an attention module."""
     @staticmethod
-    def forward(ctx, *ts): ctx.n = len(ts); return ts[-1].clone()
+    def forward(ctx, *ts):
+        ctx.n = len(ts)
+        return ts[-1].clone()
     @staticmethod
     def backward(ctx, g): return (None,) * (ctx.n - 1) + (g,)
 
@@ -147,7 +153,8 @@ def _opaque_why(b:AttentionBlock, rec:list, ins:list, out) -> str|None:
     return None
 
 def _per_head_why(b:AttentionBlock, ins:list) -> str|None:
-    "Why the heads of `b` cannot be cut (None: they can): a per-head tensor it is given or holds, such as a relative position bias."
+    """Why the heads of `b` cannot be cut (None: they can): a per-head tensor it is given or holds, such as a relative
+    position bias."""
     h = b.heads
     if h < 2: return None
     if any(t.dim() >= 4 and t.shape[1] == h for t in ins):
@@ -178,7 +185,9 @@ def _attention_as_layers(blocks:dict, kept:dict, heads:dict):
         for t in (out[1:] if type(out) in (tuple, list) else ()):
             if isinstance(t, torch.Tensor) and t.dim() >= 4 and t.shape[1] == b.heads > 1: emitted[id(t)] = (m, t)
         why = _opaque_why(b, rec, ins, first)
-        if why: kept[m] = why; return None
+        if why:
+            kept[m] = why
+            return None
         y = _Opaque.apply(next(a for l, a, _ in rec if l in b.qkv), first.detach())
         return y if first is out else type(out)((y, *out[1:]))
     owner = {s: m for m in blocks for s in m.modules() if s is not m and next(s.parameters(recurse=False), None) is not None}
@@ -189,7 +198,8 @@ def _attention_as_layers(blocks:dict, kept:dict, heads:dict):
     for s in owner: s.register_forward_hook(seen)
 
 def _opaque_layers(modules:dict, widths:dict):
-    "Hooks for one trace: each of `modules` becomes one layer for torch-pruning, from the tensors it is given to its output; `widths` gets its (input, output) widths."
+    """Hooks for one trace: each of `modules` becomes one layer for torch-pruning, from the tensors it is given to its
+    output; `widths` gets its (input, output) widths."""
     def end(m, args, kwargs, out):
         ins = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.requires_grad and a.dim()]
         first = out[0] if type(out) in (tuple, list) and len(out) else out

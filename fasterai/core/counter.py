@@ -66,7 +66,8 @@ def nonzero_counts(tensors,  # the tensors to count (any devices)
     return counts
 
 def _density(owned:list, nz:dict) -> float:
-    "Fraction of non-zero values in a layer's effective weight (1 when it has none), from its `_own_tensors` and the counts `nz`."
+    """Fraction of non-zero values in a layer's effective weight (1 when it has none), from its `_own_tensors` and the
+    counts `nz`."""
     w = next((e for n, _, e in owned if n == 'weight'), None)
     if w is None or w.numel() == 0: return 1.
     return nz[id(w)] / w.numel()
@@ -203,7 +204,8 @@ _FREE = {'batch_norm', 'native_batch_norm', '_native_batch_norm_legit_no_trainin
          'dropout', 'native_dropout', 'flatten', 'contiguous', 'clone', 'copy_', 'to', '_to_copy'}
 
 def _product_free(func) -> bool:
-    "An aten operator whose decomposition multiplies nothing counted (pointwise, norms, pools, reductions): not worth decomposing."
+    """An aten operator whose decomposition multiplies nothing counted (pointwise, norms, pools, reductions): not worth
+    decomposing."""
     if getattr(func, 'namespace', None) != 'aten': return False
     return torch.Tag.pointwise in func.tags or func._overloadpacket.__name__ in _FREE or torch.Tag.view_copy in func.tags
 
@@ -336,7 +338,8 @@ def _layer_row(name:str, m:nn.Module, macs:int, count:_MacCount, seen:set, nz:di
                 nonzero_macs=round(macs * _density(owned, nz)), calls=calls)
 
 def _rows(model:nn.Module, layers:list) -> list:
-    "(name, layer or `WeightUnit`) in model order: each module's weight-parameter units, then the module if it is a leaf layer."
+    """(name, layer or `WeightUnit`) in model order: each module's weight-parameter units, then the module if it is a
+    leaf layer."""
     units = {}
     for n, u in candidate_units(model, embeddings=True).items():
         if isinstance(u, WeightUnit) and u.pname != 'weight': units.setdefault(id(u.module), []).append((n, u))
@@ -367,7 +370,8 @@ def _rows_of(units:dict, m) -> list:
     return [(n, u) for n, u in units.items() if isinstance(u, WeightUnit) and u.pname != 'weight' and u.module is m]
 
 class LayerMacs(dict):
-    "Layer name -> MACs (a dict); `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}; `counted`: the whole count, if kept."
+    """Layer name -> MACs (a dict); `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}; `counted`:
+    the whole count, if kept."""
     def __init__(self,
                  macs:dict,       # layer name -> MACs
                  uncounted:dict,  # what ran but was not counted -> {'calls': n, 'reason': why}
@@ -387,7 +391,8 @@ def layer_macs(model:nn.Module,   # the model; left unchanged
 def weightless_macs(model:nn.Module,   # the model; left unchanged
                     example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                    ) -> dict:
-    "Module name -> MACs of the operations without a weight (attention's products) that the module runs itself, not through a sub-module."
+    """Module name -> MACs of the operations without a weight (attention's products) that the module runs itself, not
+    through a sub-module."""
     return _weightless(model, *_count_macs(model, example_inputs))
 
 def _weightless(model:nn.Module, count:_MacCount, macs_of) -> dict:

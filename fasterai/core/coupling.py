@@ -22,7 +22,8 @@ def _is_layer(m) -> bool: return isinstance(m, LAYERS) or is_transposed_linear(m
 
 def layer_types(model:nn.Module,  # the model to prune
                ) -> tuple:
-    "The layer types whose output channels fasterai prunes in `model`: `LAYERS`, and the transposed linears it holds (`Conv1D`)."
+    """The layer types whose output channels fasterai prunes in `model`: `LAYERS`, and the transposed linears it holds
+    (`Conv1D`)."""
     return LAYERS + tuple(dict.fromkeys(type(m) for m in model.modules() if is_transposed_linear(m)))
 
 def _is_depthwise(m): return isinstance(m, nn.modules.conv._ConvNd) and m.groups == m.out_channels > 1
@@ -59,7 +60,8 @@ class Coupling:
     def id(self) -> str: return self.names[0]
 
 def _heads(entries) -> tuple:
-    "(heads, why not): the attention heads a group's channels are split into (1: no attention), or why they cannot be split evenly."
+    """(heads, why not): the attention heads a group's channels are split into (1: no attention), or why they cannot be
+    split evenly."""
     mha = {id(e.target): e for e in entries if isinstance(e.target, nn.MultiheadAttention)}
     if not mha: return 1, None
     bad = [e.name for e in mha.values() if e.idxs != e.root_idxs]
@@ -69,7 +71,8 @@ def _heads(entries) -> tuple:
 # %% ../../nbs/core/coupling.ipynb #ffd0a6d1
 def tied_parameters(model:nn.Module,  # the model to search
                    ) -> list:
-    "One list of `(module, name)` per parameter that several modules hold (tied weights: a language model's head and its embedding)."
+    """One list of `(module, name)` per parameter that several modules hold (tied weights: a language model's head and
+    its embedding)."""
     slots = {}
     for m in model.modules():
         for k, p in m._parameters.items():
@@ -77,7 +80,8 @@ def tied_parameters(model:nn.Module,  # the model to search
     return [s for s in slots.values() if len(s) > 1]
 
 def _retie(ties:list):
-    "torch-pruning cuts each module on its own, so a tied weight comes out as one copy per module: make them one parameter again."
+    """torch-pruning cuts each module on its own, so a tied weight comes out as one copy per module: make them one
+    parameter again."""
     for slots in ties:
         ps = [m._parameters[k] for m, k in slots]
         if all(p is ps[0] for p in ps): continue

@@ -86,7 +86,8 @@ def _pruner_of(layer): return _T_PRUNER if is_transposed_linear(layer) else _LIN
 def cut_heads(b:AttentionBlock,  # an attention block
               idxs:list,         # query channels of the heads to remove
              ):
-    "Remove the whole heads whose query channels are `idxs` from block `b`: q/k/v outputs, the inner output projection's inputs, the head attributes."
+    """Remove the whole heads whose query channels are `idxs` from block `b`: q/k/v outputs, the inner output
+    projection's inputs, the head attributes."""
     heads, w = _whole_heads(b, idxs), b.width
     ch = head_channels(b, heads)
     if b.fused: _pruner_of(b.qkv[0]).prune_out_channels(b.qkv[0], [p * w + c for p in range(3) for c in ch])
@@ -104,14 +105,17 @@ class _AttentionPruner(tp.pruner.function.BasePruningFunc):
     def __init__(self,
                  blocks:dict,        # module -> its `AttentionBlock`
                  hidden:dict):       # module -> why its hidden size cannot be cut (filled by the trace)
-        super().__init__(); self.blocks, self.hidden = blocks, hidden
+        super().__init__()
+        self.blocks, self.hidden = blocks, hidden
     def _check(self, layer):
         why = self.hidden.get(layer)
         if why: raise RuntimeError(f"fasterai does not prune the hidden size at attention {self.blocks[layer].name!r}: {why}")
     def prune_out_channels(self, layer, idxs):
         b = self.blocks[layer]
         if b.o is None: cut_heads(b, idxs)               # the module's output is its heads' concatenation
-        else: self._check(layer); _pruner_of(b.o).prune_out_channels(b.o, idxs)
+        else:
+            self._check(layer)
+            _pruner_of(b.o).prune_out_channels(b.o, idxs)
         return layer
     def prune_in_channels(self, layer, idxs):
         self._check(layer)
@@ -123,12 +127,14 @@ class _AttentionPruner(tp.pruner.function.BasePruningFunc):
     def get_in_channels(self, layer): return _width(self.blocks[layer].qkv[0], out=False)
 
 class _RefusingPruner(tp.pruner.function.BasePruningFunc):
-    "torch-pruning's view of a module that looks like attention but cannot be handled: one layer nothing is cut from; every coupling through it is blocked, with why."
+    """torch-pruning's view of a module that looks like attention but cannot be handled: one layer nothing is cut from;
+    every coupling through it is blocked, with why."""
     TARGET_MODULES = None
     def __init__(self,
                  why:dict,          # module -> why it cannot be handled
                  widths:dict):      # module -> (input width, output width), filled by the trace
-        super().__init__(); self.why, self.widths = why, widths
+        super().__init__()
+        self.why, self.widths = why, widths
     def prune_out_channels(self, layer, idxs): raise RuntimeError(f"fasterai does not prune the outputs of {self.why[layer]}")
     def prune_in_channels(self, layer, idxs): raise RuntimeError(f"fasterai does not prune the inputs of {self.why[layer]}")
     def get_out_channels(self, layer): return self.widths.get(layer, (None, None))[1]
@@ -160,14 +166,19 @@ def _custom_pruners(model:nn.Module, hidden:dict, widths:dict) -> tuple[dict, di
 def dependency_graph(model:nn.Module,   # the model to trace; left as it was (values, flags, hooks)
                      example_inputs,    # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                     ):
-    "torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook behind; `.unmapped` lists the ops it could not map, `.attention` the attention modules whose heads fasterai prunes, `.hidden_kept`/`.heads_kept` those whose hidden size/heads stay (with why), `.output_fns` the autograd nodes of its outputs."
+    """torch-pruning's `DependencyGraph` of `model`, traced on `example_inputs` with grad enabled, leaving no hook
+    behind; `.unmapped` lists the ops it could not map, `.attention` the attention modules whose heads fasterai
+    prunes, `.hidden_kept`/`.heads_kept` those whose hidden size/heads stay (with why), `.output_fns` the autograd
+    nodes of its outputs."""
     if example_inputs is None:
         raise ValueError("example_inputs is required: the dependency graph is traced by running the model once, "
                          "e.g. example_inputs=torch.randn(1, 3, 224, 224)")
     failed = []
     def forward(model, inputs):
         try: outs = output_tensors(run_model(model, inputs))
-        except Exception as e: failed.append(e); raise
+        except Exception as e:
+            failed.append(e)
+            raise
         DG.output_fns = {t.grad_fn for t in outs if t.grad_fn is not None}   # what makes the outputs, also when it feeds more
         return outs
     DG = tp.DependencyGraph()
@@ -212,7 +223,8 @@ _patch_lock = threading.RLock()      # one thread at a time swaps torch-pruning'
 
 @contextlib.contextmanager
 def _mapping_guarded(DG):
-    "torch-pruning re-maps indices before every group: inside, `DG` maps op by op where needed and with capped mappings (a DG of fasterai's own)."
+    """torch-pruning re-maps indices before every group: inside, `DG` maps op by op where needed and with capped
+    mappings (a DG of fasterai's own)."""
     if not hasattr(DG, 'index_cap'):              # 4x the largest dimension of any parameter: a mapping beyond it has gone wrong
         DG.index_cap = 4 * max((max(p.shape) for p in DG.model.parameters() if p.dim()), default=1)
     with _patch_lock:
@@ -288,7 +300,8 @@ class PruningGraph:
         return out
 
     def _head_entries(self, b:AttentionBlock, idxs=None) -> list[Entry]:
-        "Removing query channels `idxs` (whole heads) of attention `b`: the module first, its q/k/v outputs, its output projection's inputs."
+        """Removing query channels `idxs` (whole heads) of attention `b`: the module first, its q/k/v outputs, its
+        output projection's inputs."""
         idxs = list(range(b.width)) if idxs is None else sorted(map(int, idxs))
         es, n = [Entry(b.module, b.name, True, idxs, idxs)], self.names
         if b.fused: es.append(Entry(b.qkv[0], n[b.qkv[0]], True, [p * b.width + i for p in range(3) for i in idxs], idxs * 3))
@@ -332,7 +345,8 @@ class PruningGraph:
         return None
 
     def _all_groups(self, types:tuple):
-        "torch-pruning's `get_all_groups`, root by root: a root whose group torch-pruning cannot follow becomes a blocked `Coupling`."
+        """torch-pruning's `get_all_groups`, root by root: a root whose group torch-pruning cannot follow becomes a
+        blocked `Coupling`."""
         seen = set()
         for m in list(self.DG.module2node):
             if not isinstance(m, types) or m in seen or m in self.DG.IGNORED_LAYERS_IN_TRACING: continue
@@ -340,7 +354,8 @@ class PruningGraph:
             if p is None or p.get_out_channels(m) is None: continue
             try: group = self._group(m)
             except MappingOverflow as e:
-                seen.add(m); yield Coupling(m, [m], [self.names[m]], False, f"torch-pruning cannot follow its channels: {e}")
+                seen.add(m)
+                yield Coupling(m, [m], [self.names[m]], False, f"torch-pruning cannot follow its channels: {e}")
                 continue
             except Exception as e:
                 if not self.DG.unmapped or not _from_torch_pruning(e): raise      # fasterai's or the model's errors go on
@@ -356,7 +371,9 @@ class PruningGraph:
         "One `Coupling` per set of coupled layers of `types`, in model order (torch-pruning's `get_all_groups`)."
         out = []
         for group in self._all_groups(tuple(types)):
-            if isinstance(group, Coupling): out.append(group); continue
+            if isinstance(group, Coupling):
+                out.append(group)
+                continue
             es = [self._entry(item) for item in group]
             full = self._with_inner(es)               # a block's projections belong to its head coupling, not here
             members = sorted({id(e.target): e.target for e in full if e.out and isinstance(e.target, tuple(types))
@@ -396,7 +413,9 @@ class PruningGraph:
                                    f"{self.names.get(root, type(root).__name__)!r}")
             es = self._head_entries(b, idxs) if b is not None else self._with_inner([self._entry(item) for item in group])
             u = Undo(self, es, widths) if undo else None
-            with _grads_kept(es): group.prune(record_history=record); _retie(self.ties)
+            with _grads_kept(es):
+                group.prune(record_history=record)
+                _retie(self.ties)
         for m, a in widths: setattr(m, a, self.out_channels(root))
         return es, u
 

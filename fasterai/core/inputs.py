@@ -46,7 +46,10 @@ def to_device(inputs,  # tensors, possibly in tuples, lists or dicts
 # %% ../../nbs/core/inputs.ipynb #6734c4fa
 def calibration_batches(data,  # a tensor or dict (one batch), or an iterable of batches: tensors, (x, y) tuples or dicts
                        ):
-    "Model inputs from calibration data: a tensor or dict is one batch; otherwise each item is a batch, and of an `(x, y)` tuple only `x` is used."
-    if isinstance(data, (torch.Tensor, dict)): yield data; return
+    """Model inputs from calibration data: a tensor or dict is one batch; otherwise each item is a batch, and of an `(x,
+    y)` tuple only `x` is used."""
+    if isinstance(data, (torch.Tensor, dict)):
+        yield data
+        return
     for b in data: yield b[0] if isinstance(b, (tuple, list)) else b
 

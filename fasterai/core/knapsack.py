@@ -21,7 +21,8 @@ class Solution:
     bound:float|None=None      # a lower bound on the damage of any feasible plan (the LP relaxation; None: not computed)
 
 def _as_problem(costs, damages, capacity) -> tuple:
-    "Costs as (options × budgets) arrays, damages as vectors, capacity as a vector; a clear error for anything malformed."
+    """Costs as (options × budgets) arrays, damages as vectors, capacity as a vector; a clear error for anything
+    malformed."""
     cap = np.atleast_1d(np.asarray(capacity, dtype=float))
     if cap.ndim != 1 or not np.all(np.isfinite(cap)): raise ValueError(f"capacity={capacity!r} must be finite numbers, one per budget")
     if not len(costs) or len(costs) != len(damages):
@@ -34,7 +35,8 @@ def _as_problem(costs, damages, capacity) -> tuple:
         if c.size != len(d) * len(cap): raise ValueError(f"unit {i}: costs of shape {c.shape} for {len(d)} options and {len(cap)} budgets")
         c = c.reshape(len(d), len(cap))
         if not (np.all(np.isfinite(c)) and np.all(np.isfinite(d))): raise ValueError(f"unit {i} has a cost or a damage that is not finite")
-        C.append(c); D.append(d)
+        C.append(c)
+        D.append(d)
     return C, D, cap
 
 def _tol(cap): return 1e-9 * np.maximum(1., np.abs(cap))
@@ -52,7 +54,8 @@ def undominated(c:np.ndarray,    # costs, options × budgets
 
 # %% ../../nbs/core/knapsack.ipynb #c34621c4
 def _grid_dp(C, D, cap, cells:int):
-    "Step 2: partial plans on a grid over the budgets, least damage per cell, exact costs carried; None if nothing fits."
+    """Step 2: partial plans on a grid over the budgets, least damage per cell, exact costs carried; None if nothing
+    fits."""
     n, k = len(C), len(cap)
     lo = np.array([c.min(0) for c in C])          # each unit's cheapest cost per budget: a constant shift
     room, tol = cap - lo.sum(0), _tol(cap)
@@ -109,7 +112,8 @@ def _lp_round(C, D, cap) -> tuple:
     base = np.array([s[0] for s in sides])
     plans = []
     for pick in itertools.islice(itertools.product(*[sides[u] for u in split]), 64):
-        ch = base.copy(); ch[split] = pick
+        ch = base.copy()
+        ch[split] = pick
         plans.append(ch)
     return plans, float(r.fun)
 
@@ -136,10 +140,12 @@ def _improve(C, D, cap, choice):
 def hull_path(costs:list,     # per unit, an (options × 1) array of costs (one budget)
               damages:list    # per unit, the damage of each option
              ) -> tuple:
-    "`(start, segments)`: every unit at its least damaging option, then the moves down each unit's lower convex hull of (cost, damage), cheapest damage per saved cost first: `(rate, unit, saved cost, option reached)`."
+    """`(start, segments)`: every unit at its least damaging option, then the moves down each unit's lower convex hull
+    of (cost, damage), cheapest damage per saved cost first: `(rate, unit, saved cost, option reached)`."""
     start, segs = [], []
     for u, (c, d) in enumerate(zip(costs, damages)):
-        c = np.asarray(c, dtype=float).reshape(len(d), -1)[:, 0]; d = np.asarray(d, dtype=float)
+        c = np.asarray(c, dtype=float).reshape(len(d), -1)[:, 0]
+        d = np.asarray(d, dtype=float)
         keep = np.flatnonzero(np.isfinite(c) & np.isfinite(d))
         keep = keep[np.lexsort((d[keep], c[keep]))]            # cost ascending, then damage
         keep = keep[d[keep] < np.minimum.accumulate(np.concatenate([[np.inf], d[keep][:-1]]))]   # undominated: damage falls as cost grows
@@ -167,7 +173,8 @@ def along(start:np.ndarray,  # the choice the path starts from (option per unit)
     return choice
 
 def _hull_greedy(C, D, cap, path=None) -> tuple:
-    "Step 3 with one budget: the fewest moves of the hull path that meet the budget (the last one whole); `(choice, LP bound)`."
+    """Step 3 with one budget: the fewest moves of the hull path that meet the budget (the last one whole); `(choice, LP
+    bound)`."""
     start, segs = hull_path(C, D) if path is None else path
     base = float(sum(d[j] for d, j in zip(D, start)))
     need = _total(C, start)[0] - cap[0]
@@ -181,7 +188,8 @@ def _hull_greedy(C, D, cap, path=None) -> tuple:
 
 # %% ../../nbs/core/knapsack.ipynb #0c5b7354
 class Knapsack:
-    "A multiple-choice knapsack prepared once (checked, the one-budget hull path built when needed), solved for any capacity."
+    """A multiple-choice knapsack prepared once (checked, the one-budget hull path built when needed), solved for any
+    capacity."""
     def __init__(self,
                  costs:list,            # per unit, an (options × budgets) array of costs
                  damages:list,          # per unit, the damage of each option

@@ -85,7 +85,8 @@ def single_device(model:nn.Module,  # the model
 def check_model(model,                # what was passed as the model
                 name:str='model',     # the argument's name, for the message
                ) -> nn.Module:
-    "`model` if it is an `nn.Module` whose tensors hold values; a `TypeError` or `ValueError` naming `name` otherwise (e.g. on the `meta` device)."
+    """`model` if it is an `nn.Module` whose tensors hold values; a `TypeError` or `ValueError` naming `name` otherwise
+    (e.g. on the `meta` device)."""
     if not isinstance(model, nn.Module): raise TypeError(f"{name} must be a torch nn.Module, got {type(model).__name__}")
     meta = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if meta:
@@ -101,7 +102,8 @@ _INT_OF = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 def tensor_checksum(t:torch.Tensor,       # any tensor (parameter, buffer)
                     chunk:int=1 << 22     # elements per step: bounds the temporary memory
                    ) -> tuple:
-    "`(shape, dtype, ...)` and a checksum of the bits of `t` (CRC-32 on the CPU, two integer sums elsewhere): equal bits, equal checksums."
+    """`(shape, dtype, ...)` and a checksum of the bits of `t` (CRC-32 on the CPU, two integer sums elsewhere): equal
+    bits, equal checksums."""
     x = t.detach()
     if x.is_sparse: x = x.to_dense()
     if x.is_quantized: x = x.int_repr()
@@ -120,7 +122,8 @@ def _bit_sums(x:torch.Tensor, chunk:int) -> tuple:
     for i in range(0, x.numel(), chunk):
         v = x[i:i + chunk].to(torch.int64)
         pos = torch.arange(i, i + v.numel(), device=v.device, dtype=torch.int64).remainder_(65521).add_(1)
-        s += int(v.sum()); w += int((v * pos).sum())     # never in place: `v` may be `t` itself
+        s += int(v.sum())  # never in place: `v` may be `t` itself
+        w += int((v * pos).sum())
     return s, w
 
 def _as_ints(t:torch.Tensor) -> torch.Tensor:
@@ -145,7 +148,9 @@ def same_bits(a:torch.Tensor,  # a tensor
 def device_digest(tensors:list,        # tensors on one device
                   chunk:int=1 << 20    # a tensor this large is digested where it lies; smaller ones are gathered up to this many elements
                  ) -> torch.Tensor:
-    "A small int64 tensor on the tensors' device: sums of their bits read as integers — overall, and weighted by row and by column of rows of 1,024 — in a few kernels, with no host sync and at most `chunk` elements of temporary copies: equal bits, equal digests."
+    """A small int64 tensor on the tensors' device: sums of their bits read as integers — overall, and weighted by row
+    and by column of rows of 1,024 — in a few kernels, with no host sync and at most `chunk` elements of temporary
+    copies: equal bits, equal digests."""
     if not tensors: return torch.zeros(0, 3, dtype=torch.int64)
     parts, small = [], {}
     for t in tensors:
@@ -178,7 +183,8 @@ def model_checksums(model:nn.Module,  # the model
 
 # %% ../../nbs/core/model.ipynb #ac496e5d
 class ModelGuard:
-    "Snapshot what an operation must give back — flags, hooks, tensors, device — and put back, bit for bit, what did not come back."
+    """Snapshot what an operation must give back — flags, hooks, tensors, device — and put back, bit for bit, what did
+    not come back."""
     _active = weakref.WeakKeyDictionary()         # model -> the innermost guard entered on it
 
     def __init__(self,
@@ -202,7 +208,8 @@ class ModelGuard:
         return cls._active.get(model)
 
     def original(self, t:torch.Tensor) -> torch.Tensor|None:
-        "The entry value of parameter or buffer `t` on its device (read-only: the guard's copy), or None if the guard keeps none there."
+        """The entry value of parameter or buffer `t` on its device (read-only: the guard's copy), or None if the guard
+        keeps none there."""
         c = self._copies.get(id(t))
         return c if c is not None and c.device == t.device else None
 
@@ -251,7 +258,8 @@ class ModelGuard:
 
     @torch.no_grad()
     def restore_buffers(self):
-        "Put every buffer back to its entry value, in its original slot: one batched copy, buffer by buffer only if one changed its shape."
+        """Put every buffer back to its entry value, in its original slot: one batched copy, buffer by buffer only if
+        one changed its shape."""
         for d, k, t in self._buffer_slots:
             if d.get(k) is not t: d[k] = t
         live = [t for _, _, t in self._buffer_slots if t is not None]
@@ -268,24 +276,33 @@ class ModelGuard:
         "Each module's class, children, slots and `requires_grad` flags as on entry: names of what differed."
         fixed = []
         for x, n, cls, mods in self.structure:
-            if x.__class__ is not cls: x.__class__ = cls; fixed.append(f"{n or 'model'} (class)")
+            if x.__class__ is not cls:
+                x.__class__ = cls
+                fixed.append(f"{n or 'model'} (class)")
             if x._modules.keys() != mods.keys() or any(x._modules[k] is not v for k, v in mods.items()):
-                x._modules.clear(); x._modules.update(mods); fixed.append(f"{n or 'model'} (submodules)")
+                x._modules.clear()
+                x._modules.update(mods)
+                fixed.append(f"{n or 'model'} (submodules)")
         known = {(id(d), k) for _, d, k, _ in self.slots}
         for x, n, _, _ in self.structure:
             for d in (x._parameters, x._buffers):
-                for k in [k for k in d if (id(d), k) not in known]: del d[k]; fixed.append(f"{n + '.' if n else ''}{k} (added)")
+                for k in [k for k in d if (id(d), k) not in known]:
+                    del d[k]
+                    fixed.append(f"{n + '.' if n else ''}{k} (added)")
         for x, d, k, t in self.slots:
             if d.get(k) is not t:
                 d[k] = t
                 if t is not None: fixed.append(self.names.get(id(t), k))
         for p, rg in self.grad_flags:
-            if p.requires_grad != rg: p.requires_grad_(rg); fixed.append(f"{self.names.get(id(p), '?')} (requires_grad)")
+            if p.requires_grad != rg:
+                p.requires_grad_(rg)
+                fixed.append(f"{self.names.get(id(p), '?')} (requires_grad)")
         return fixed
 
     @torch.no_grad()
     def _suspects(self) -> set|None:
-        "ids of the parameters kept on the host that may have changed since entry: none when the device digest is the same (None: compare every tensor)."
+        """ids of the parameters kept on the host that may have changed since entry: none when the device digest is the
+        same (None: compare every tensor)."""
         if self._digests is None: return None
         ts = self._digested
         if any(t.shape != self._copies[id(t)].shape or t.dtype != self._copies[id(t)].dtype for t in ts): return {id(t) for t in ts}
@@ -293,7 +310,8 @@ class ModelGuard:
 
     @torch.no_grad()
     def _put_back(self) -> list:
-        "Original objects into their slots, added slots removed, values restored from the copies: names of what differed."
+        """Original objects into their slots, added slots removed, values restored from the copies: names of what
+        differed."""
         fixed, seen, suspects = [], set(), self._suspects()
         for x, d, k, t in self.slots:
             saved = None if t is None or id(t) in seen else self._copies.get(id(t))
@@ -324,7 +342,8 @@ class ModelGuard:
                 f"saw a changed model in later evaluations: leave the model as it was given")
 
     def differences(self) -> list:
-        "Names of the parameters and buffers whose checksum, shape or presence differs from entry (`verify='checksum'`)."
+        """Names of the parameters and buffers whose checksum, shape or presence differs from entry
+        (`verify='checksum'`)."""
         now = model_checksums(self.model)
         return sorted(k for k in set(now) | set(self.checksums) if now.get(k) != self.checksums.get(k))
 
@@ -343,6 +362,8 @@ class ModelGuard:
             if diff:
                 msg = (f"the model did not come back exactly: {len(diff)} tensor(s) differ from before "
                        f"({diff[:5]}{' ...' if len(diff) > 5 else ''}); please report this")
-                if exc[1] is not None: exc[1].add_note(msg); return False     # the exception in flight (Ctrl-C too) goes on
+                if exc[1] is not None:  # the exception in flight (Ctrl-C too) goes on
+                    exc[1].add_note(msg)
+                    return False
                 raise RuntimeError(msg)
         return False

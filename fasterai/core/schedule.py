@@ -42,7 +42,9 @@ class Schedule:
         if ax is None: _, ax = plt.subplots(figsize=(5, 3))
         xs = [i / (n - 1) for i in range(n)]
         ax.plot(xs, [target * self(x) for x in xs])
-        ax.set_xlabel('training progress'); ax.set_ylabel('compression (%)'); ax.set_title(self.name)
+        ax.set_xlabel('training progress')
+        ax.set_ylabel('compression (%)')
+        ax.set_title(self.name)
         ax.grid(alpha=.3)
         return ax
 

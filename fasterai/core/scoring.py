@@ -25,7 +25,8 @@ def filter_scores(layer:nn.Module,     # a Conv, Linear or transposed linear lay
 def input_scores(layer:nn.Module,     # a Conv, Linear or transposed linear layer that reads the channels
                  criteria:Criteria    # how a slice of weights is scored (higher = keep)
                 ) -> torch.Tensor:
-    "One score per input channel of `layer` (a Conv, Linear or transposed linear): its column of every filter, higher = keep."
+    """One score per input channel of `layer` (a Conv, Linear or transposed linear): its column of every filter, higher
+    = keep."""
     dim = (1,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'column' if isinstance(layer, nn.Linear) else 'channel')
     return criteria.group_scores(layer.weight, dim, layer=layer).flatten()
 
@@ -36,7 +37,8 @@ _NORMS = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
 
 def group_scoring(criteria:Criteria   # the criteria a Pruner ranks channels with
                  ) -> bool:
-    "Can `criteria` score a channel over its whole group? Those that read only the weights; a reference, a gradient or inputs: filters only."
+    """Can `criteria` score a channel over its whole group? Those that read only the weights; a reference, a gradient or
+    inputs: filters only."""
     return not (criteria.needs_init or criteria.needs_grad or criteria.needs_inputs)
 
 def _member_scores(e:Entry, criteria:Criteria, references:dict, group:bool):

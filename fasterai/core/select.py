@@ -24,7 +24,8 @@ def _layer_types() -> tuple:
 def candidate_modules(model:nn.Module,  # the model
                       types=None,       # layer classes to keep (default: those fasterai compresses, and transposed linears)
                      ) -> dict:
-    "Name -> module of every module of `types` (default: the layer types fasterai compresses and transposed linears, HF `Conv1D`) that holds a weight tensor, in model order."
+    """Name -> module of every module of `types` (default: the layer types fasterai compresses and transposed linears,
+    HF `Conv1D`) that holds a weight tensor, in model order."""
     default = types is None
     types = _layer_types() if default else tuple(types)
     return {n: m for n, m in model.named_modules()
@@ -45,7 +46,8 @@ def candidate_units(model:nn.Module,          # the model
                     embeddings:bool=False,     # also the embedding tables (opt-in)
                     aliases:bool=False         # also return {other name of a tied weight: its unit's name}
                    ):
-    "Name -> unit (a layer, or a `WeightUnit`) of every weight fasterai can compress, in model order, each tied weight once."
+    """Name -> unit (a layer, or a `WeightUnit`) of every weight fasterai can compress, in model order, each tied weight
+    once."""
     check_flags(embeddings=embeddings, aliases=aliases)
     units, seen, alias = {}, {}, {}
     layers = _layer_types()
@@ -56,8 +58,11 @@ def candidate_units(model:nn.Module,          # the model
             found = [(mn, m)]
         for n, u in found:
             k = id(u.weight)
-            if k in seen: alias[n] = seen[k]; continue       # tied (e.g. lm_head to the embedding): one unit, the first name
-            seen[k] = n; units[n] = u
+            if k in seen:  # tied (e.g. lm_head to the embedding): one unit, the first name
+                alias[n] = seen[k]
+                continue
+            seen[k] = n
+            units[n] = u
     return (units, alias) if aliases else units
 
 def _items(layers) -> list:
@@ -81,14 +86,17 @@ def select_modules(model:nn.Module,    # the model
                    units:bool=False,   # also the weights that are not a layer's `.weight` (`WeightUnit`s: attention, RNNs, Conv1D)
                    embeddings:bool=False  # with `units`: every embedding table too (naming one selects it anyway)
                   ) -> dict:
-    "Name -> unit of the candidates that `layers` selects, in model order; a clear error for anything that selects nothing."
+    """Name -> unit of the candidates that `layers` selects, in model order; a clear error for anything that selects
+    nothing."""
     check_flags(units=units, embeddings=embeddings)
     if units and types is not None: raise ValueError("types= restricts layer modules: not with units=True")
     if units:
         cands, alias = candidate_units(model, embeddings, aliases=True)
         named = {**candidate_units(model, True), **cands}   # what naming (or a type) can select: embeddings too, and a tied weight
                                                            # under the name it has without them (GPT-2's lm_head, tied to wte)
-    else: cands, alias = candidate_modules(model, types), {}; named = cands
+    else:
+        cands, alias = candidate_modules(model, types), {}
+        named = cands
     if layers is None:
         if not cands: raise ValueError(f"the model has no layer of the supported types "
                                        f"{[t.__name__ for t in (types or _layer_types())]} with a weight")
@@ -127,7 +135,8 @@ def select_modules(model:nn.Module,    # the model
 _FREE_EMBEDDING = ('embed', 'token', 'position', 'pos_')
 
 def _free_embedding(m:nn.Module, pn:str, p) -> bool:
-    "Is `p` (parameter `pn` of `m`) a positional embedding or a class token held outside any layer (ViT's `pos_embedding`, `class_token`)?"
+    """Is `p` (parameter `pn` of `m`) a positional embedding or a class token held outside any layer (ViT's
+    `pos_embedding`, `class_token`)?"""
     return (p is not getattr(m, 'weight', None) and not isinstance(m, nn.RNNBase)
             and any(k in pn.lower() for k in _FREE_EMBEDDING) and not pn.endswith(_ATTENTION_PARAMS))
 
@@ -136,7 +145,8 @@ def weight_inventory(model:nn.Module,   # the model
                      units:bool=True,   # whether the operation could have covered `WeightUnit`s (False: a pruning analysis)
                      reached=()         # ids of parameters outside `layers` that it changes anyway (a pruning group's cut reaches attention's in_proj_weight)
                     ) -> dict:
-    "`{'weight_params', 'embedding_params', 'outside'}`: the model's weight parameters (embeddings apart) and those outside `layers`, by kind and reason; with `reached`, also `'reached'` (by kind) and `'reached_params'`."
+    """`{'weight_params', 'embedding_params', 'outside'}`: the model's weight parameters (embeddings apart) and those
+    outside `layers`, by kind and reason; with `reached`, also `'reached'` (by kind) and `'reached_params'`."""
     check_flag('units', units)
     covered = {id(u.weight) for u in layers.values() if isinstance(getattr(u, 'weight', None), torch.Tensor)}
     cands = {id(u.weight) for u in (candidate_units(model) if units else candidate_modules(model)).values()}
@@ -146,17 +156,24 @@ def weight_inventory(model:nn.Module,   # the model
         for pn, p in m.named_parameters(recurse=False):
             if id(p) in seen or p.dim() < 2: continue
             seen.add(id(p))
-            if id(p) in covered: total += p.numel(); continue
-            if isinstance(m, _EMBEDDINGS) or _free_embedding(m, pn, p): emb += p.numel(); continue
+            if id(p) in covered:
+                total += p.numel()
+                continue
+            if isinstance(m, _EMBEDDINGS) or _free_embedding(m, pn, p):
+                emb += p.numel()
+                continue
             total += p.numel()
             if id(p) in reached and id(p) not in cands:   # a weight no unit of this kind is named after (a layer left out stays outside)
                 c = got.setdefault(f"{type(m).__name__}.{pn}", {'count': 0, 'params': 0})
-                c['count'] += 1; c['params'] += p.numel(); continue
+                c['count'] += 1
+                c['params'] += p.numel()
+                continue
             why = ('not selected' if id(p) in cands else
                    'not a unit of this kind (a weight parameter, not a layer)' if id(p) in params else
                    'not a layer type fasterai analyses')
             c = outside.setdefault(f"{type(m).__name__}.{pn}: {why}", {'count': 0, 'params': 0})
-            c['count'] += 1; c['params'] += p.numel()
+            c['count'] += 1
+            c['params'] += p.numel()
     out = {'weight_params': total, 'embedding_params': emb, 'outside': outside}
     if reached: out.update(reached=got, reached_params=sum(c['params'] for c in got.values()))
     return out

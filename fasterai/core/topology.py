@@ -77,7 +77,8 @@ class FixedReshape:
     @property
     def why(self) -> str: return f"its channels reach a {self.op} with fixed sizes {self.sizes} in the forward (node {self.node!r})"
     def width_attrs(self, width:int) -> list|None:
-        "The attributes to set to a group's new width, if every literal is `width` read from an attribute (None: the reshape fixes the group)."
+        """The attributes to set to a group's new width, if every literal is `width` read from an attribute (None: the
+        reshape fixes the group)."""
         ok = all(i in self.attrs and s == width for i, s in enumerate(self.sizes))
         return [self.attrs[i] for i in range(len(self.sizes))] if ok else None
 
@@ -100,7 +101,8 @@ def _leaves(a) -> list:
     return [a]
 
 def _with_attr(model:nn.Module, owner:str, attr:str, value:int) -> fx.GraphModule|None:
-    "The forward traced with int attribute `attr` of module `owner` set to `value` for the time of the trace (None: it does not trace then)."
+    """The forward traced with int attribute `attr` of module `owner` set to `value` for the time of the trace (None: it
+    does not trace then)."""
     m = model.get_submodule(owner)
     old = getattr(m, attr)
     setattr(m, attr, value)
@@ -142,7 +144,8 @@ def _attribute_sizes(model:nn.Module, gm:fx.GraphModule, found:list):
 
 def fixed_reshapes(model:nn.Module,  # the model, traced with `torch.fx` (left as it was)
                   ) -> list[FixedReshape]:
-    "The views/reshapes of the forward with literal sizes, the layers feeding each, and which literals are an int attribute fasterai may update (torchvision ViT's `hidden_dim`)."
+    """The views/reshapes of the forward with literal sizes, the layers feeding each, and which literals are an int
+    attribute fasterai may update (torchvision ViT's `hidden_dim`)."""
     gm = _traced(model)
     types, modules, found = tuple(Granularities.available_modules()), dict(gm.named_modules()), []
     for node in gm.graph.nodes:
@@ -154,7 +157,8 @@ def fixed_reshapes(model:nn.Module,  # the model, traced with `torch.fx` (left a
 def not_safe_to_prune(model:nn.Module,    # the model to analyse; left unchanged
                       example_inputs,     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                      ) -> list:
-    "Names of the layers whose output channels feed a shape-fixing reshape, directly or through coupling (a literal that is the layer's width held in an attribute fixes nothing: the Pruner updates it)."
+    """Names of the layers whose output channels feed a shape-fixing reshape, directly or through coupling (a literal
+    that is the layer's width held in an attribute fixes nothing: the Pruner updates it)."""
     mods = dict(model.named_modules())
     width = lambda m: getattr(m, 'out_channels', None) or getattr(m, 'out_features', None)
     direct = {n for r in fixed_reshapes(model) for n in r.layers if r.width_attrs(width(mods[n])) is None}
@@ -191,7 +195,9 @@ def zeroed_filters(m:nn.Module,  # a Conv or Linear layer
 
 def _zero_filters(m:nn.Module, idxs:list):
     w = _stored(m, 'weight').data
-    if isinstance(m, nn.Embedding): w[:, idxs] = 0; return
+    if isinstance(m, nn.Embedding):
+        w[:, idxs] = 0
+        return
     if _is_transposed(m):
         g, per = m.groups, w.shape[1]
         v = w.view(g, w.shape[0] // g, per, *w.shape[2:])
@@ -200,7 +206,8 @@ def _zero_filters(m:nn.Module, idxs:list):
 
 # %% ../../nbs/core/topology.ipynb #8ac98aeb
 def _as_root(graph:PruningGraph, members:list, m:nn.Module, z:set) -> tuple:
-    "(a layer of the graph, its channels) standing for channels `z` of member `m`, which may sit inside a module the graph holds whole (`out_proj`)."
+    """(a layer of the graph, its channels) standing for channels `z` of member `m`, which may sit inside a module the
+    graph holds whole (`out_proj`)."""
     if m in graph: return m, sorted(z)
     root = next((x for x in members if x in graph), None)
     if root is None: return None, []                       # no member in the graph (an attention block's heads)
@@ -222,7 +229,8 @@ def _align(graph:PruningGraph, members:list) -> dict:
                 if not e.out: continue
                 t, ix = e.target, set(e.idxs)
                 if isinstance(t, types) and ix - zeroed_filters(t):
-                    _zero_filters(t, sorted(ix - zeroed_filters(t))); changed = True
+                    _zero_filters(t, sorted(ix - zeroed_filters(t)))
+                    changed = True
                 elif isinstance(t, nn.modules.batchnorm._BatchNorm): norms.setdefault(t, set()).update(ix)
         if not changed: return norms
     raise RuntimeError(f"fix_mask_conflict did not converge on {members}")
@@ -256,7 +264,8 @@ def fix_mask_conflict(model:nn.Module,          # a model whose filters were zer
             for bn, ix in norms.items():
                 if not (dead_channels and bn.affine): continue
                 dead = set(torch.nonzero((bn.weight == 0) & (bn.bias == 0)).flatten().tolist())
-                bn.weight[sorted(ix)] = 0; bn.bias[sorted(ix)] = 0
+                bn.weight[sorted(ix)] = 0
+                bn.bias[sorted(ix)] = 0
                 rows.append(row(k, bn, bn.num_features, dead, dead | ix))
     return pd.DataFrame(rows, columns=['set', 'layer', 'type', 'out_channels', 'zeroed_before', 'zeroed_after',
                                        'newly_zeroed'])

@@ -14,7 +14,8 @@ __all__ = ['output_tensors', 'MappingOverflow']
 # %% ../../nbs/core/tracing.ipynb #b782912c
 def output_tensors(out,  # a model's output
                   ) -> list:
-    "The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are left out."
+    """The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are
+    left out."""
     if isinstance(out, torch.Tensor): return [out]
     if isinstance(out, dict): out = list(out.values())
     if isinstance(out, (list, tuple)): return [t for o in out for t in output_tensors(o)]
@@ -22,7 +23,8 @@ def output_tensors(out,  # a model's output
 
 # %% ../../nbs/core/tracing.ipynb #eab0ccc1
 def _depth_note_silenced():
-    "torch-pruning's 'Maximum recursive depth reached!' (it gives up inferring an op's channels): what that breaks shows as a blocked group, with its reason."
+    """torch-pruning's 'Maximum recursive depth reached!' (it gives up inferring an op's channels): what that breaks
+    shows as a blocked group, with its reason."""
     return silenced(r'Maximum recursive depth reached', UserWarning)
 
 def _in_index_mapping(e:BaseException) -> bool:

@@ -48,7 +48,9 @@ class Undo:
             for k, v in buffers.items(): m._buffers[k] = v
             m.__dict__.update(attrs)
         for node, p in self.param_nodes: node.module = p
-        DG.module2node.clear(); DG.module2node.update(self.module2node)
-        DG._param_to_name.clear(); DG._param_to_name.update(self.param_to_name)
+        DG.module2node.clear()
+        DG.module2node.update(self.module2node)
+        DG._param_to_name.clear()
+        DG._param_to_name.update(self.param_to_name)
         del DG._pruning_history[self.history:]
         self.graph._head_cuts = self.head_cuts

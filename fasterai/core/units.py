@@ -15,7 +15,8 @@ __all__ = ['FASTAI_EXTRA', 'check_flag', 'check_flags', 'fraction_warnings', 'ch
 def check_flag(name:str,   # the argument's name, for the message
                value,      # the value given
               ) -> bool:
-    "`value` if it is `True` or `False` (a NumPy bool too); anything else, a string such as `'False'` first, is a `TypeError` naming `name`."
+    """`value` if it is `True` or `False` (a NumPy bool too); anything else, a string such as `'False'` first, is a
+    `TypeError` naming `name`."""
     if isinstance(value, (bool, np.bool_)): return bool(value)
     why = f" (the string {value!r} would read as {bool(value)})" if isinstance(value, str) else ''
     raise TypeError(f"{name}={value!r} must be True or False{why}")
@@ -29,7 +30,8 @@ def check_flags(**flags,  # name=value for each flag to check
 _fractions = contextvars.ContextVar('fasterai_fractions', default=None)   # None: warn; a set: values warned; False: off
 
 def _first_warning(*values) -> bool:
-    "Should fraction-looking `values` warn now: outside a `fraction_warnings` block, or the first time one of them is seen in it?"
+    """Should fraction-looking `values` warn now: outside a `fraction_warnings` block, or the first time one of them is
+    seen in it?"""
     seen = _fractions.get()
     if seen is None or seen is False: return seen is None
     new = [v for v in values if v not in seen]
@@ -38,7 +40,8 @@ def _first_warning(*values) -> bool:
 
 @contextlib.contextmanager
 def fraction_warnings(mode:str='once'):   # 'once': each value warns the first time in the block; 'off': none warns
-    "Inside the block, the percent checks warn about a fraction-looking value once (or never); nested blocks keep the outer one's."
+    """Inside the block, the percent checks warn about a fraction-looking value once (or never); nested blocks keep the
+    outer one's."""
     if mode not in ('once', 'off'): raise ValueError(f"mode={mode!r} is not allowed; allowed: ['once', 'off']")
     token = _fractions.set(set() if mode == 'once' else False) if _fractions.get() is None else None
     try: yield
@@ -68,7 +71,8 @@ def check_percents(name:str,              # the argument, for the message
                    value,                 # a percent or a dict layer name -> percent
                    allow_zero:bool=True,  # whether 0 is allowed
                   ) -> float|dict:
-    "Validate one percent or a dict of layer name -> percent; a dict warns once, and only when all its values look like fractions."
+    """Validate one percent or a dict of layer name -> percent; a dict warns once, and only when all its values look
+    like fractions."""
     check_flag('allow_zero', allow_zero)
     if isinstance(value, dict):
         if not value: raise ValueError(f"{name} is an empty dict: give at least one layer name -> percent")
@@ -107,7 +111,8 @@ def needs_fastai(what:str):   # what needs fastai, e.g. 'SparsifyCallback'
 def fastai_module(name:str,   # a module of fastai callbacks, e.g. 'fasterai.sparse.sparsify_callback'
                   names:list, # its names a user may ask an `.all` module for
                  ) -> tuple:
-    "`(module, __getattr__)` for an `.all` module: `name` imported, or None without fastai, and then a module `__getattr__` raising for `names` the error that says how to install fastai."
+    """`(module, __getattr__)` for an `.all` module: `name` imported, or None without fastai, and then a module
+    `__getattr__` raising for `names` the error that says how to install fastai."""
     try: mod, missing = importlib.import_module(name), None
     except ImportError as e:
         if FASTAI_EXTRA not in str(e): raise
