@@ -27,7 +27,8 @@ def input_scores(layer:nn.Module,     # a Conv, Linear or transposed linear laye
                 ) -> torch.Tensor:
     """One score per input channel of `layer` (a Conv, Linear or transposed linear): its column of every filter, higher
     = keep."""
-    dim = (1,) if is_transposed_linear(layer) else Granularities.get_dim(layer, 'column' if isinstance(layer, nn.Linear) else 'channel')
+    if is_transposed_linear(layer): dim = (1,)
+    else: dim = Granularities.get_dim(layer, 'column' if isinstance(layer, nn.Linear) else 'channel')
     return criteria.group_scores(layer.weight, dim, layer=layer).flatten()
 
 # %% ../../nbs/core/scoring.ipynb #d2d11ff0
@@ -49,20 +50,22 @@ def _member_scores(e:Entry, criteria:Criteria, references:dict, group:bool):
         if e.out: s = filter_scores(t, criteria, references.get(t))
         elif group: s = input_scores(t, criteria)                   # a consumer: the columns that read the channels
         else: return None
-    elif group and isinstance(t, _NORMS) and isinstance(getattr(t, 'weight', None), torch.Tensor) and t.weight.dim() == 1:
+    elif (group and isinstance(t, _NORMS) and isinstance(getattr(t, 'weight', None), torch.Tensor)
+          and t.weight.dim() == 1):
         s = criteria.group_scores(t.weight, ())                     # a normalisation's per-channel scale
     else: return None
-    if max(e.idxs) >= len(s): return None                             # e.g. a depthwise conv's inputs: scored as its outputs
+    if max(e.idxs) >= len(s): return None                     # e.g. a depthwise conv's inputs: scored as its outputs
     return s.float()
 
 @torch.no_grad()
 def channel_scores(entries:list,          # `PruningGraph.entries(root)`: every current channel of a coupling
                    criteria:Criteria,     # scores weights; higher = keep
                    references=None,       # layer -> reference weight, for criteria that need one
-                   scoring:str='group'    # 'group': over every member of the group; 'filters': the producing filters only
+                   scoring:str='group'    # 'group': over every member of the group; 'filters': the producers only
                   ) -> torch.Tensor:
     """Score of every root channel. `scoring='filters'`: the mean over member layers of their filter scores.
-    `scoring='group'`: the mean over every member of the group of its slice of the channel — the producers' filters, the
+    `scoring='group'`: the mean over every member of the group of its slice of the channel — the producers' filters,
+    the
     consumers' input columns, the normalisations' scales — each member's scores divided by their mean |score| first (a
     large or a low-magnitude layer does not outweigh the others). Criteria that need a reference, a gradient or inputs
     (`group_scoring` is False) are scored on the filters either way."""
@@ -75,7 +78,7 @@ def channel_scores(entries:list,          # `PruningGraph.entries(root)`: every 
     total, count = torch.zeros(n, device=dev), torch.zeros(n, device=dev)     # summed where the weights are
     for e, s in members:
         whole = len(e.root_idxs) == n == len(s) and e.root_idxs == e.idxs == list(range(n))
-        if group:                             # one score per root channel for this member (the mean of its slices), normalised
+        if group:                     # one score per root channel for this member (the mean of its slices), normalised
             if whole: m, c = s, torch.ones(n, device=dev)
             else:
                 r = torch.tensor(e.root_idxs, device=dev)
