@@ -100,7 +100,8 @@ class WeightUnit:
         """The module whose forward output is this unit's output (for activation hooks), or None (a parameter among
         several)."""
         return self.module if self.pname == 'weight' else None
-    def __eq__(self, other): return type(other) is type(self) and other.module is self.module and other.pname == self.pname
+    def __eq__(self, other):
+        return type(other) is type(self) and other.module is self.module and other.pname == self.pname
     def __hash__(self): return hash((id(self.module), self.pname))
     def __repr__(self): return f"{type(self).__name__}({self.kind}, {tuple(self.weight.shape)})"
 

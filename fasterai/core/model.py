@@ -87,10 +87,12 @@ def check_model(model,                # what was passed as the model
                ) -> nn.Module:
     """`model` if it is an `nn.Module` whose tensors hold values; a `TypeError` or `ValueError` naming `name` otherwise
     (e.g. on the `meta` device)."""
-    if not isinstance(model, nn.Module): raise TypeError(f"{name} must be a torch nn.Module, got {type(model).__name__}")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"{name} must be a torch nn.Module, got {type(model).__name__}")
     meta = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if meta:
-        raise ValueError(f"{name} is on the meta device ({len(meta)} tensors, e.g. {meta[:3]}): it has shapes but no values, so "
+        raise ValueError(f"{name} is on the meta device ({len(meta)} tensors, e.g. {meta[:3]}): "
+                         f"it has shapes but no values, so "
                          f"there is nothing to measure or compress. Materialise it first, e.g. "
                          f"{name}.to_empty(device='cpu') then {name}.load_state_dict(weights)")
     return model
@@ -111,7 +113,7 @@ def tensor_checksum(t:torch.Tensor,       # any tensor (parameter, buffer)
     head = (tuple(t.shape), str(t.dtype))
     if x.device.type == 'meta' or x.numel() == 0: return head + (0, 0)
     x = x.contiguous().reshape(-1)
-    if x.device.type == 'cpu': return head + ('crc32', zlib.crc32(x.view(torch.uint8).numpy().data))   # in place, no copy
+    if x.device.type == 'cpu': return head + ('crc32', zlib.crc32(x.view(torch.uint8).numpy().data))  # no copy
     return head + _bit_sums(x, chunk)
 
 def _bit_sums(x:torch.Tensor, chunk:int) -> tuple:
@@ -146,7 +148,7 @@ def same_bits(a:torch.Tensor,  # a tensor
 
 @torch.no_grad()
 def device_digest(tensors:list,        # tensors on one device
-                  chunk:int=1 << 20    # a tensor this large is digested where it lies; smaller ones are gathered up to this many elements
+                  chunk:int=1 << 20    # a tensor this large is digested where it lies; smaller ones gathered up to it
                  ) -> torch.Tensor:
     """A small int64 tensor on the tensors' device: sums of their bits read as integers — overall, and weighted by row
     and by column of rows of 1,024 — in a few kernels, with no host sync and at most `chunk` elements of temporary
@@ -190,11 +192,12 @@ class ModelGuard:
     def __init__(self,
                  model:nn.Module,      # the model to protect
                  device=None,          # run in between on this device (moved back on exit)
-                 verify=True,          # True: copy every tensor, restore what differs on exit; 'checksum': CRC only, raise; False: no check
-                 inside:str|None=None,  # the user's code that runs inside the block (e.g. 'your eval_fn'), named when the model changed
-                 copies:str='auto'):    # with verify=True, where parameter copies live: 'host' (checked by digests), 'device', 'auto' (host on a GPU)
+                 verify=True,          # True: copy, restore what differs; 'checksum': CRC only, raise; False: no check
+                 inside:str|None=None,  # the user's code run inside (e.g. 'your eval_fn'), named when the model changed
+                 copies:str='auto'):    # verify=True: copies in 'host' (digests), 'device', 'auto' (host on a GPU)
         if not (isinstance(verify, bool) or verify == 'checksum'):
-            raise TypeError(f"verify={verify!r} must be True (copy and restore), False (no check) or 'checksum' (check only)")
+            raise TypeError(f"verify={verify!r} must be True (copy and restore), False (no check) "
+                            f"or 'checksum' (check only)")
         self.model, self.device, self.verify = model, None if device is None else torch.device(device), verify
         if copies not in ('auto', 'host', 'device'):
             raise ValueError(f"copies={copies!r} is not allowed; allowed: ['auto', 'host', 'device']")
@@ -218,7 +221,8 @@ class ModelGuard:
         self.home = None
         if self.device is not None:
             devs = model_devices(m)
-            if len(devs) > 1: raise ValueError(f"device={self.device}: the model is spread over {sorted(map(str, devs))}; "
+            if len(devs) > 1:
+                raise ValueError(f"device={self.device}: the model is spread over {sorted(map(str, devs))}; "
                                                "leave device=None to analyse it where it is")
             if devs and devs != {self.device}: self.home = devs.pop()
         self.checksums = model_checksums(m) if self.verify == 'checksum' else None
@@ -235,12 +239,15 @@ class ModelGuard:
             self._buffer_slots = [(d, k, t) for x, d, k, t in self.slots if d is x._buffers]
             self.names = {id(t): n for n, t in [*m.named_parameters(), *m.named_buffers()]}
             self.grad_flags = [(p, p.requires_grad) for p in m.parameters()]
-            keep = [t for n, t in [*m.named_parameters(), *m.named_buffers()]] if self.verify is True else list(m.buffers())
+            if self.verify is True: keep = [t for n, t in [*m.named_parameters(), *m.named_buffers()]]
+            else: keep = list(m.buffers())
             buffers = {id(b) for b in m.buffers()}
             params = [t for t in keep if id(t) not in buffers]
-            host = self.copies == 'host' or (self.copies == 'auto' and any(t.is_cuda for t in params))   # a GPU model: in host memory
+            # a GPU model: copies in host memory
+            host = self.copies == 'host' or (self.copies == 'auto' and any(t.is_cuda for t in params))
             self._on_host = self.verify is True and host
-            self._copies = {id(t): t.detach().to('cpu', copy=True) if self._on_host and id(t) not in buffers else t.detach().clone()
+            self._copies = {id(t): (t.detach().to('cpu', copy=True) if self._on_host and id(t) not in buffers
+                                    else t.detach().clone())
                             for t in keep}
             self._digested = params if self._on_host else None
             self._digest_ids = {id(t) for t in params} if self._on_host else set()
@@ -267,7 +274,7 @@ class ModelGuard:
         try:
             if live: torch._foreach_copy_(live, saved)      # the usual case: every buffer as it was, values aside
             return
-        except RuntimeError: pass                          # a buffer of another shape (a cut not undone): each on its own
+        except RuntimeError: pass                 # a buffer of another shape (a cut not undone): each on its own
         for t, s in zip(live, saved):
             if t.shape == s.shape and t.dtype == s.dtype and t.device == s.device: t.copy_(s)
             else: t.data = s.clone()
@@ -305,7 +312,8 @@ class ModelGuard:
         same (None: compare every tensor)."""
         if self._digests is None: return None
         ts = self._digested
-        if any(t.shape != self._copies[id(t)].shape or t.dtype != self._copies[id(t)].dtype for t in ts): return {id(t) for t in ts}
+        if any(t.shape != self._copies[id(t)].shape or t.dtype != self._copies[id(t)].dtype for t in ts):
+            return {id(t) for t in ts}
         return set() if torch.equal(device_digest(ts), self._digests) else {id(t) for t in ts}   # one host read
 
     @torch.no_grad()
@@ -317,7 +325,7 @@ class ModelGuard:
             saved = None if t is None or id(t) in seen else self._copies.get(id(t))
             if saved is None: continue
             seen.add(id(t))
-            if suspects is not None and id(t) in self._digest_ids and id(t) not in suspects: continue   # the same digest
+            if suspects is not None and id(t) in self._digest_ids and id(t) not in suspects: continue  # same digest
             here = saved if saved.device == t.device else saved.to(t.device)
             if same_bits(t, here): continue
             if t.shape == here.shape and t.dtype == here.dtype: t.copy_(here)
