@@ -6,7 +6,8 @@
 __all__ = []
 
 # %% ../../nbs/core/all.ipynb #742c82e3
-from fasterai.core import granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology, knapsack, wanda
+from fasterai.core import (granularity, criteria, schedule, units, inputs, model, select, counter, attention, tracing,
+                           coupling, scoring, undo, graph, topology, knapsack, wanda)
 from fasterai.core.granularity import *
 from fasterai.core.criteria import *
 from fasterai.core.schedule import *
@@ -16,7 +17,13 @@ from fasterai.core.model import *
 from fasterai.core.knapsack import *
 from fasterai.core.select import *
 from fasterai.core.counter import *
+from fasterai.core.attention import *
+from fasterai.core.tracing import *
+from fasterai.core.coupling import *
+from fasterai.core.scoring import *
+from fasterai.core.undo import *
 from fasterai.core.graph import *
 from fasterai.core.topology import *
 from fasterai.core.wanda import *
-__all__ = [n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter, graph, topology, knapsack, wanda) for n in mod.__all__]
+__all__ = [n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter, attention, tracing,
+                         coupling, scoring, undo, graph, topology, knapsack, wanda) for n in mod.__all__]

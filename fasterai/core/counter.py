@@ -49,7 +49,8 @@ def _own_tensors(m:nn.Module) -> list:
     plist = getattr(m, 'parametrizations', {})
     for n in plist: out.append((n, plist[n].original, getattr(m, n)))
     for n, p in m.named_parameters(recurse=False):
-        if n.endswith('_orig') and hasattr(m, n[:-5] + '_mask'): out.append((n[:-5], p, getattr(m, n[:-5])))  # torch.nn.utils.prune
+        if n.endswith('_orig') and hasattr(m, n[:-5] + '_mask'):        # torch.nn.utils.prune
+            out.append((n[:-5], p, getattr(m, n[:-5])))
         else: out.append((n, p, p))
     return out
 
@@ -66,7 +67,8 @@ def nonzero_counts(tensors,  # the tensors to count (any devices)
     return counts
 
 def _density(owned:list, nz:dict) -> float:
-    "Fraction of non-zero values in a layer's effective weight (1 when it has none), from its `_own_tensors` and the counts `nz`."
+    """Fraction of non-zero values in a layer's effective weight (1 when it has none), from its `_own_tensors` and the
+    counts `nz`."""
     w = next((e for n, _, e in owned if n == 'weight'), None)
     if w is None or w.numel() == 0: return 1.
     return nz[id(w)] / w.numel()
@@ -82,7 +84,7 @@ def countable_kernels(model:nn.Module,  # the model whose forward is counted ins
                      ):
     "Run `model` on kernels whose operators have MAC formulas: no fused attention fast path, no oneDNN RNN layer."
     fast, dnn = torch.backends.mha.get_fastpath_enabled(), torch.backends.mkldnn.enabled
-    rnn = any(isinstance(m, nn.RNNBase) for m in model.modules())    # oneDNN stays on for convolutions otherwise (it is faster)
+    rnn = any(isinstance(m, nn.RNNBase) for m in model.modules())   # else oneDNN stays on for convolutions (faster)
     torch.backends.mha.set_fastpath_enabled(False)
     if rnn: torch.backends.mkldnn.enabled = False
     try: yield
@@ -198,14 +200,18 @@ def _hidden_products(func) -> str|None:
     return None
 
 _FREE = {'batch_norm', 'native_batch_norm', '_native_batch_norm_legit_no_training', 'layer_norm', 'native_layer_norm',
-         'group_norm', 'native_group_norm', 'max_pool2d', 'max_pool2d_with_indices', 'avg_pool2d', 'adaptive_avg_pool2d',
-         '_adaptive_avg_pool2d', 'mean', 'sum', 'cat', 'embedding', 'softmax', '_softmax', 'log_softmax', '_log_softmax',
+         'group_norm', 'native_group_norm', 'max_pool2d', 'max_pool2d_with_indices', 'avg_pool2d',
+         'adaptive_avg_pool2d',
+         '_adaptive_avg_pool2d', 'mean', 'sum', 'cat', 'embedding', 'softmax', '_softmax', 'log_softmax',
+         '_log_softmax',
          'dropout', 'native_dropout', 'flatten', 'contiguous', 'clone', 'copy_', 'to', '_to_copy'}
 
 def _product_free(func) -> bool:
-    "An aten operator whose decomposition multiplies nothing counted (pointwise, norms, pools, reductions): not worth decomposing."
+    """An aten operator whose decomposition multiplies nothing counted (pointwise, norms, pools, reductions): not worth
+    decomposing."""
     if getattr(func, 'namespace', None) != 'aten': return False
-    return torch.Tag.pointwise in func.tags or func._overloadpacket.__name__ in _FREE or torch.Tag.view_copy in func.tags
+    return (torch.Tag.pointwise in func.tags or func._overloadpacket.__name__ in _FREE
+            or torch.Tag.view_copy in func.tags)
 
 class _MacCounter(TorchDispatchMode):
     "Counts each operator with a formula, for the running modules and the weight it reads; records what it cannot."
@@ -216,7 +222,8 @@ class _MacCounter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         formula = self.formulas.get(func._overloadpacket)
-        if formula is None and func is not torch.ops.prim.device.default and not _product_free(func):   # as FlopCounterMode
+        # as FlopCounterMode
+        if formula is None and func is not torch.ops.prim.device.default and not _product_free(func):
             with self:
                 out = func.decompose(*args, **kwargs)
             if out is not NotImplemented: return out
@@ -283,7 +290,8 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
     count, macs_of = _count_macs(model, example_inputs)
     rows, seen = [], set()
     units = _rows(model, _layers(model))
-    owned = {id(m): _own_tensors(m) for _, m in units if not isinstance(m, WeightUnit)}   # a parametrization: computed once
+    # a parametrization: computed once
+    owned = {id(m): _own_tensors(m) for _, m in units if not isinstance(m, WeightUnit)}
     nz = nonzero_counts([*model.parameters()] + [e for ts in owned.values() for _, _, e in ts])
     with torch.no_grad():
         for name, m in units:
@@ -300,7 +308,7 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
     df = pd.DataFrame(rows, columns=['layer', 'type', 'weight_shape', 'input_shape', 'output_shape', 'macs',
                                      'params', 'nonzero_params', 'nonzero_macs', 'calls'])
     df.attrs['uncounted'] = count.uncounted
-    df.attrs['weightless'] = _weightless(model, count, macs_of)          # attention's products, by the module running them
+    df.attrs['weightless'] = _weightless(model, count, macs_of)    # attention's products, by the module running them
     df.attrs['nonzero'] = {n: nz[id(p)] for n, p in model.named_parameters()}   # per parameter, tied ones once
     total_params = sum(p.numel() for p in model.parameters())
     return count.total, total_params, df
@@ -336,7 +344,8 @@ def _layer_row(name:str, m:nn.Module, macs:int, count:_MacCount, seen:set, nz:di
                 nonzero_macs=round(macs * _density(owned, nz)), calls=calls)
 
 def _rows(model:nn.Module, layers:list) -> list:
-    "(name, layer or `WeightUnit`) in model order: each module's weight-parameter units, then the module if it is a leaf layer."
+    """(name, layer or `WeightUnit`) in model order: each module's weight-parameter units, then the module if it is a
+    leaf layer."""
     units = {}
     for n, u in candidate_units(model, embeddings=True).items():
         if isinstance(u, WeightUnit) and u.pname != 'weight': units.setdefault(id(u.module), []).append((n, u))
@@ -358,7 +367,7 @@ def _count_macs(model:nn.Module, example_inputs) -> tuple:
         own, w = own_of(name), getattr(mods.get(name), 'weight', None)
         if own or not isinstance(w, torch.Tensor):
             return own - sum(by_weight(x.weight) for _, x in _rows_of(units, mods.get(name)))
-        if id(w) in claimed: return 0               # a tied weight (an embedding sharing the lm_head's): its MACs are that layer's
+        if id(w) in claimed: return 0   # a tied weight (an embedding sharing the lm_head's): its MACs are that layer's
         return by_weight(w)                         # a layer whose weight its parent multiplies (attention's out_proj)
     return count, macs_of
 
@@ -367,7 +376,8 @@ def _rows_of(units:dict, m) -> list:
     return [(n, u) for n, u in units.items() if isinstance(u, WeightUnit) and u.pname != 'weight' and u.module is m]
 
 class LayerMacs(dict):
-    "Layer name -> MACs (a dict); `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}; `counted`: the whole count, if kept."
+    """Layer name -> MACs (a dict); `uncounted`: what ran but was not counted -> {'calls': n, 'reason': why}; `counted`:
+    the whole count, if kept."""
     def __init__(self,
                  macs:dict,       # layer name -> MACs
                  uncounted:dict,  # what ran but was not counted -> {'calls': n, 'reason': why}
@@ -387,7 +397,8 @@ def layer_macs(model:nn.Module,   # the model; left unchanged
 def weightless_macs(model:nn.Module,   # the model; left unchanged
                     example_inputs     # a tensor, a tuple/list of inputs, or a dict of keyword inputs
                    ) -> dict:
-    "Module name -> MACs of the operations without a weight (attention's products) that the module runs itself, not through a sub-module."
+    """Module name -> MACs of the operations without a weight (attention's products) that the module runs itself, not
+    through a sub-module."""
     return _weightless(model, *_count_macs(model, example_inputs))
 
 def _weightless(model:nn.Module, count:_MacCount, macs_of) -> dict:

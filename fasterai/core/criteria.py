@@ -83,7 +83,6 @@ class Criteria:
         dim = Granularities.get_dim(module, granularity)
         return self.group_scores(module.weight, dim, w_init, module.weight.grad, module)
 
-# %% ../../nbs/core/criteria.ipynb #633a1f2c
 def _named_criteria(name:str):
     "The module-level criteria instance called `name` (None if there is none)."
     c = globals().get(name)
@@ -116,11 +115,10 @@ updating_magnitude_increase = Criteria(updating_magnitude_increase, needs_update
 updating_movement = Criteria(updating_movement, needs_update=True)
 taylor = Criteria(taylor, needs_grad=True)
 
-# %% ../../nbs/core/criteria.ipynb #aa389852
+# %% ../../nbs/core/criteria.ipynb #441df742
 _all_ = ['random', 'large_final', 'small_final', 'squared_final', 'large_init', 'small_init', 'large_init_large_final',
          'magnitude_increase', 'movement', 'updating_magnitude_increase', 'updating_movement', 'taylor']
 
-# %% ../../nbs/core/criteria.ipynb #441df742
 def available_criterias() -> list[str]:
     "Names of the criteria instances defined in this module."
     return [k for k, v in globals().items() if isinstance(v, Criteria)]

@@ -39,7 +39,8 @@ class Granularities:
 
     @classmethod
     def available_modules(cls) -> list:
-        "The layer (module) types fasterai can compress; weight-parameter units (`WeightUnit`, below) have their own table."
+        """The layer (module) types fasterai can compress; weight-parameter units (`WeightUnit`, below) have their own
+        table."""
         return [t for t in cls._granularities if issubclass(t, nn.Module)]
 
     @classmethod
@@ -78,7 +79,8 @@ def is_transposed_linear(m:nn.Module,  # any module
             and isinstance(w, nn.Parameter) and w.dim() == 2 and w.shape[1] == m.nf)
 
 class WeightUnit:
-    "A weight matrix compressed as a unit of its own although it is not a layer's `.weight`: parameter `pname` of `module`."
+    """A weight matrix compressed as a unit of its own although it is not a layer's `.weight`: parameter `pname` of
+    `module`."""
     transposed = False                     # stored (out, in), as nn.Linear
     def __init__(self,
                  module:nn.Module,  # the module holding the weight
@@ -95,9 +97,11 @@ class WeightUnit:
         return type(self.module).__name__ + ('' if self.pname == 'weight' else f".{self.pname}")
     @property
     def output_module(self) -> nn.Module|None:
-        "The module whose forward output is this unit's output (for activation hooks), or None (a parameter among several)."
+        """The module whose forward output is this unit's output (for activation hooks), or None (a parameter among
+        several)."""
         return self.module if self.pname == 'weight' else None
-    def __eq__(self, other): return type(other) is type(self) and other.module is self.module and other.pname == self.pname
+    def __eq__(self, other):
+        return type(other) is type(self) and other.module is self.module and other.pname == self.pname
     def __hash__(self): return hash((id(self.module), self.pname))
     def __repr__(self): return f"{type(self).__name__}({self.kind}, {tuple(self.weight.shape)})"
 

@@ -18,23 +18,29 @@ class Solution:
     choice:np.ndarray          # index of the chosen option, per unit
     damage:float               # sum of the chosen options' damage
     cost:np.ndarray            # sum of the chosen options' costs, one per budget
-    bound:float|None=None      # a lower bound on the damage of any feasible plan (the LP relaxation; None: not computed)
+    bound:float|None=None      # a lower bound on the damage of any feasible plan (LP relaxation; None: not computed)
 
 def _as_problem(costs, damages, capacity) -> tuple:
-    "Costs as (options × budgets) arrays, damages as vectors, capacity as a vector; a clear error for anything malformed."
+    """Costs as (options × budgets) arrays, damages as vectors, capacity as a vector; a clear error for anything
+    malformed."""
     cap = np.atleast_1d(np.asarray(capacity, dtype=float))
-    if cap.ndim != 1 or not np.all(np.isfinite(cap)): raise ValueError(f"capacity={capacity!r} must be finite numbers, one per budget")
+    if cap.ndim != 1 or not np.all(np.isfinite(cap)):
+        raise ValueError(f"capacity={capacity!r} must be finite numbers, one per budget")
     if not len(costs) or len(costs) != len(damages):
-        raise ValueError(f"costs and damages must list the same units, at least one: got {len(costs)} and {len(damages)}")
+        raise ValueError(f"costs and damages must list the same units, at least one: "
+                         f"got {len(costs)} and {len(damages)}")
     C, D = [], []
     for i, (c, d) in enumerate(zip(costs, damages)):
         d = np.asarray(d, dtype=float).reshape(-1)
         c = np.asarray(c, dtype=float)
         if not len(d): raise ValueError(f"unit {i} has no option")
-        if c.size != len(d) * len(cap): raise ValueError(f"unit {i}: costs of shape {c.shape} for {len(d)} options and {len(cap)} budgets")
+        if c.size != len(d) * len(cap):
+            raise ValueError(f"unit {i}: costs of shape {c.shape} for {len(d)} options and {len(cap)} budgets")
         c = c.reshape(len(d), len(cap))
-        if not (np.all(np.isfinite(c)) and np.all(np.isfinite(d))): raise ValueError(f"unit {i} has a cost or a damage that is not finite")
-        C.append(c); D.append(d)
+        if not (np.all(np.isfinite(c)) and np.all(np.isfinite(d))):
+            raise ValueError(f"unit {i} has a cost or a damage that is not finite")
+        C.append(c)
+        D.append(d)
     return C, D, cap
 
 def _tol(cap): return 1e-9 * np.maximum(1., np.abs(cap))
@@ -52,7 +58,8 @@ def undominated(c:np.ndarray,    # costs, options × budgets
 
 # %% ../../nbs/core/knapsack.ipynb #c34621c4
 def _grid_dp(C, D, cap, cells:int):
-    "Step 2: partial plans on a grid over the budgets, least damage per cell, exact costs carried; None if nothing fits."
+    """Step 2: partial plans on a grid over the budgets, least damage per cell, exact costs carried; None if nothing
+    fits."""
     n, k = len(C), len(cap)
     lo = np.array([c.min(0) for c in C])          # each unit's cheapest cost per budget: a constant shift
     room, tol = cap - lo.sum(0), _tol(cap)
@@ -104,12 +111,14 @@ def _lp_round(C, D, cap) -> tuple:
     scale = np.maximum(np.abs(cap), 1e-12)
     r = linprog(dmg, A_ub=(cost / scale).T, b_ub=cap / scale, A_eq=one, b_eq=np.ones(n), bounds=(0, 1), method='highs')
     if r.status != 0: return [], None
-    sides = [keep[u][np.flatnonzero(r.x[off[u]:off[u + 1]] > 1e-9)] for u in range(n)]   # a basic optimum splits at most k units
+    # a basic optimum splits at most k units
+    sides = [keep[u][np.flatnonzero(r.x[off[u]:off[u + 1]] > 1e-9)] for u in range(n)]
     split = [u for u in range(n) if len(sides[u]) > 1]
     base = np.array([s[0] for s in sides])
     plans = []
     for pick in itertools.islice(itertools.product(*[sides[u] for u in split]), 64):
-        ch = base.copy(); ch[split] = pick
+        ch = base.copy()
+        ch[split] = pick
         plans.append(ch)
     return plans, float(r.fun)
 
@@ -136,23 +145,29 @@ def _improve(C, D, cap, choice):
 def hull_path(costs:list,     # per unit, an (options × 1) array of costs (one budget)
               damages:list    # per unit, the damage of each option
              ) -> tuple:
-    "`(start, segments)`: every unit at its least damaging option, then the moves down each unit's lower convex hull of (cost, damage), cheapest damage per saved cost first: `(rate, unit, saved cost, option reached)`."
+    """`(start, segments)`: every unit at its least damaging option, then the moves down each unit's lower convex hull
+    of (cost, damage), cheapest damage per saved cost first: `(rate, unit, saved cost, option reached)`."""
     start, segs = [], []
     for u, (c, d) in enumerate(zip(costs, damages)):
-        c = np.asarray(c, dtype=float).reshape(len(d), -1)[:, 0]; d = np.asarray(d, dtype=float)
+        c = np.asarray(c, dtype=float).reshape(len(d), -1)[:, 0]
+        d = np.asarray(d, dtype=float)
         keep = np.flatnonzero(np.isfinite(c) & np.isfinite(d))
         keep = keep[np.lexsort((d[keep], c[keep]))]            # cost ascending, then damage
-        keep = keep[d[keep] < np.minimum.accumulate(np.concatenate([[np.inf], d[keep][:-1]]))]   # undominated: damage falls as cost grows
-        c, d = c.tolist(), d.tolist()                            # Python floats: the same arithmetic, without numpy's cost per scalar (2x faster)
+        # undominated: damage falls as cost grows
+        keep = keep[d[keep] < np.minimum.accumulate(np.concatenate([[np.inf], d[keep][:-1]]))]
+        # Python floats: the same arithmetic, without numpy's cost per scalar (2x faster)
+        c, d = c.tolist(), d.tolist()
         hull = []
         for i in keep.tolist():                                  # lower convex hull, left to right
-            while len(hull) >= 2 and (c[hull[-1]] - c[hull[-2]]) * (d[i] - d[hull[-2]]) - (d[hull[-1]] - d[hull[-2]]) * (c[i] - c[hull[-2]]) <= 0:
+            while len(hull) >= 2 and ((c[hull[-1]] - c[hull[-2]]) * (d[i] - d[hull[-2]])
+                                      - (d[hull[-1]] - d[hull[-2]]) * (c[i] - c[hull[-2]])) <= 0:
                 hull.pop()
             hull.append(i)
         start.append(hull[-1])
         rate = -np.inf
         for pos, (a, b) in enumerate(zip(hull[-2::-1], hull[:0:-1])):       # right to left: a is left of b
-            rate = max(rate, (d[a] - d[b]) / (c[b] - c[a]))    # never below the previous move's: rounding on nearly collinear points
+            # never below the previous move's: rounding on nearly collinear points
+            rate = max(rate, (d[a] - d[b]) / (c[b] - c[a]))
             segs.append((rate, u, pos, c[b] - c[a], a))         # must not reorder a unit's own moves
     segs.sort(key=lambda s: (s[0], s[1], s[2]))
     return np.array(start), [(r, u, s, a) for r, u, _, s, a in segs]
@@ -167,7 +182,8 @@ def along(start:np.ndarray,  # the choice the path starts from (option per unit)
     return choice
 
 def _hull_greedy(C, D, cap, path=None) -> tuple:
-    "Step 3 with one budget: the fewest moves of the hull path that meet the budget (the last one whole); `(choice, LP bound)`."
+    """Step 3 with one budget: the fewest moves of the hull path that meet the budget (the last one whole); `(choice, LP
+    bound)`."""
     start, segs = hull_path(C, D) if path is None else path
     base = float(sum(d[j] for d, j in zip(D, start)))
     need = _total(C, start)[0] - cap[0]
@@ -176,19 +192,23 @@ def _hull_greedy(C, D, cap, path=None) -> tuple:
     p = int(np.searchsorted(got, need - _tol(cap)[0]))
     if p >= len(segs): return None, None
     done = got[p - 1] if p else 0.
-    bound = base + sum(r * s for r, _, s, _ in segs[:p]) + segs[p][0] * (need - done)   # the LP optimum: the last move in part
+    # the LP optimum: the last move in part
+    bound = base + sum(r * s for r, _, s, _ in segs[:p]) + segs[p][0] * (need - done)
     return along(start, segs, p + 1), bound
 
 # %% ../../nbs/core/knapsack.ipynb #0c5b7354
 class Knapsack:
-    "A multiple-choice knapsack prepared once (checked, the one-budget hull path built when needed), solved for any capacity."
+    """A multiple-choice knapsack prepared once (checked, the one-budget hull path built when needed), solved for any
+    capacity."""
     def __init__(self,
                  costs:list,            # per unit, an (options × budgets) array of costs
                  damages:list,          # per unit, the damage of each option
                  cells:int=4096,        # partial plans kept per unit (the grid of step 2)
                  exact_units:int=64):   # up to this many units, the grid (step 2) is used; beyond, the relaxation alone
-        if not isinstance(cells, int) or isinstance(cells, bool) or cells < 1: raise ValueError(f"cells={cells!r} must be a positive integer")
-        k = np.asarray(costs[0]).reshape(len(damages[0]), -1).shape[1] if len(costs) and len(damages) and len(damages[0]) else 1
+        if not isinstance(cells, int) or isinstance(cells, bool) or cells < 1:
+            raise ValueError(f"cells={cells!r} must be a positive integer")
+        k = (np.asarray(costs[0]).reshape(len(damages[0]), -1).shape[1]
+             if len(costs) and len(damages) and len(damages[0]) else 1)
         self.C, self.D, _ = _as_problem(costs, damages, np.zeros(k))
         self.cells, self.exact_units, self._path = cells, exact_units, None
 

@@ -85,11 +85,14 @@ def single_device(model:nn.Module,  # the model
 def check_model(model,                # what was passed as the model
                 name:str='model',     # the argument's name, for the message
                ) -> nn.Module:
-    "`model` if it is an `nn.Module` whose tensors hold values; a `TypeError` or `ValueError` naming `name` otherwise (e.g. on the `meta` device)."
-    if not isinstance(model, nn.Module): raise TypeError(f"{name} must be a torch nn.Module, got {type(model).__name__}")
+    """`model` if it is an `nn.Module` whose tensors hold values; a `TypeError` or `ValueError` naming `name` otherwise
+    (e.g. on the `meta` device)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"{name} must be a torch nn.Module, got {type(model).__name__}")
     meta = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if meta:
-        raise ValueError(f"{name} is on the meta device ({len(meta)} tensors, e.g. {meta[:3]}): it has shapes but no values, so "
+        raise ValueError(f"{name} is on the meta device ({len(meta)} tensors, e.g. {meta[:3]}): "
+                         f"it has shapes but no values, so "
                          f"there is nothing to measure or compress. Materialise it first, e.g. "
                          f"{name}.to_empty(device='cpu') then {name}.load_state_dict(weights)")
     return model
@@ -101,7 +104,8 @@ _INT_OF = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 def tensor_checksum(t:torch.Tensor,       # any tensor (parameter, buffer)
                     chunk:int=1 << 22     # elements per step: bounds the temporary memory
                    ) -> tuple:
-    "`(shape, dtype, ...)` and a checksum of the bits of `t` (CRC-32 on the CPU, two integer sums elsewhere): equal bits, equal checksums."
+    """`(shape, dtype, ...)` and a checksum of the bits of `t` (CRC-32 on the CPU, two integer sums elsewhere): equal
+    bits, equal checksums."""
     x = t.detach()
     if x.is_sparse: x = x.to_dense()
     if x.is_quantized: x = x.int_repr()
@@ -109,7 +113,7 @@ def tensor_checksum(t:torch.Tensor,       # any tensor (parameter, buffer)
     head = (tuple(t.shape), str(t.dtype))
     if x.device.type == 'meta' or x.numel() == 0: return head + (0, 0)
     x = x.contiguous().reshape(-1)
-    if x.device.type == 'cpu': return head + ('crc32', zlib.crc32(x.view(torch.uint8).numpy().data))   # in place, no copy
+    if x.device.type == 'cpu': return head + ('crc32', zlib.crc32(x.view(torch.uint8).numpy().data))  # no copy
     return head + _bit_sums(x, chunk)
 
 def _bit_sums(x:torch.Tensor, chunk:int) -> tuple:
@@ -120,7 +124,8 @@ def _bit_sums(x:torch.Tensor, chunk:int) -> tuple:
     for i in range(0, x.numel(), chunk):
         v = x[i:i + chunk].to(torch.int64)
         pos = torch.arange(i, i + v.numel(), device=v.device, dtype=torch.int64).remainder_(65521).add_(1)
-        s += int(v.sum()); w += int((v * pos).sum())     # never in place: `v` may be `t` itself
+        s += int(v.sum())  # never in place: `v` may be `t` itself
+        w += int((v * pos).sum())
     return s, w
 
 def _as_ints(t:torch.Tensor) -> torch.Tensor:
@@ -143,9 +148,11 @@ def same_bits(a:torch.Tensor,  # a tensor
 
 @torch.no_grad()
 def device_digest(tensors:list,        # tensors on one device
-                  chunk:int=1 << 20    # a tensor this large is digested where it lies; smaller ones are gathered up to this many elements
+                  chunk:int=1 << 20    # a tensor this large is digested where it lies; smaller ones gathered up to it
                  ) -> torch.Tensor:
-    "A small int64 tensor on the tensors' device: sums of their bits read as integers — overall, and weighted by row and by column of rows of 1,024 — in a few kernels, with no host sync and at most `chunk` elements of temporary copies: equal bits, equal digests."
+    """A small int64 tensor on the tensors' device: sums of their bits read as integers — overall, and weighted by row
+    and by column of rows of 1,024 — in a few kernels, with no host sync and at most `chunk` elements of temporary
+    copies: equal bits, equal digests."""
     if not tensors: return torch.zeros(0, 3, dtype=torch.int64)
     parts, small = [], {}
     for t in tensors:
@@ -178,17 +185,19 @@ def model_checksums(model:nn.Module,  # the model
 
 # %% ../../nbs/core/model.ipynb #ac496e5d
 class ModelGuard:
-    "Snapshot what an operation must give back — flags, hooks, tensors, device — and put back, bit for bit, what did not come back."
+    """Snapshot what an operation must give back — flags, hooks, tensors, device — and put back, bit for bit, what did
+    not come back."""
     _active = weakref.WeakKeyDictionary()         # model -> the innermost guard entered on it
 
     def __init__(self,
                  model:nn.Module,      # the model to protect
                  device=None,          # run in between on this device (moved back on exit)
-                 verify=True,          # True: copy every tensor, restore what differs on exit; 'checksum': CRC only, raise; False: no check
-                 inside:str|None=None,  # the user's code that runs inside the block (e.g. 'your eval_fn'), named when the model changed
-                 copies:str='auto'):    # with verify=True, where parameter copies live: 'host' (checked by digests), 'device', 'auto' (host on a GPU)
+                 verify=True,          # True: copy, restore what differs; 'checksum': CRC only, raise; False: no check
+                 inside:str|None=None,  # the user's code run inside (e.g. 'your eval_fn'), named when the model changed
+                 copies:str='auto'):    # verify=True: copies in 'host' (digests), 'device', 'auto' (host on a GPU)
         if not (isinstance(verify, bool) or verify == 'checksum'):
-            raise TypeError(f"verify={verify!r} must be True (copy and restore), False (no check) or 'checksum' (check only)")
+            raise TypeError(f"verify={verify!r} must be True (copy and restore), False (no check) "
+                            f"or 'checksum' (check only)")
         self.model, self.device, self.verify = model, None if device is None else torch.device(device), verify
         if copies not in ('auto', 'host', 'device'):
             raise ValueError(f"copies={copies!r} is not allowed; allowed: ['auto', 'host', 'device']")
@@ -202,7 +211,8 @@ class ModelGuard:
         return cls._active.get(model)
 
     def original(self, t:torch.Tensor) -> torch.Tensor|None:
-        "The entry value of parameter or buffer `t` on its device (read-only: the guard's copy), or None if the guard keeps none there."
+        """The entry value of parameter or buffer `t` on its device (read-only: the guard's copy), or None if the guard
+        keeps none there."""
         c = self._copies.get(id(t))
         return c if c is not None and c.device == t.device else None
 
@@ -211,7 +221,8 @@ class ModelGuard:
         self.home = None
         if self.device is not None:
             devs = model_devices(m)
-            if len(devs) > 1: raise ValueError(f"device={self.device}: the model is spread over {sorted(map(str, devs))}; "
+            if len(devs) > 1:
+                raise ValueError(f"device={self.device}: the model is spread over {sorted(map(str, devs))}; "
                                                "leave device=None to analyse it where it is")
             if devs and devs != {self.device}: self.home = devs.pop()
         self.checksums = model_checksums(m) if self.verify == 'checksum' else None
@@ -228,12 +239,15 @@ class ModelGuard:
             self._buffer_slots = [(d, k, t) for x, d, k, t in self.slots if d is x._buffers]
             self.names = {id(t): n for n, t in [*m.named_parameters(), *m.named_buffers()]}
             self.grad_flags = [(p, p.requires_grad) for p in m.parameters()]
-            keep = [t for n, t in [*m.named_parameters(), *m.named_buffers()]] if self.verify is True else list(m.buffers())
+            if self.verify is True: keep = [t for n, t in [*m.named_parameters(), *m.named_buffers()]]
+            else: keep = list(m.buffers())
             buffers = {id(b) for b in m.buffers()}
             params = [t for t in keep if id(t) not in buffers]
-            host = self.copies == 'host' or (self.copies == 'auto' and any(t.is_cuda for t in params))   # a GPU model: in host memory
+            # a GPU model: copies in host memory
+            host = self.copies == 'host' or (self.copies == 'auto' and any(t.is_cuda for t in params))
             self._on_host = self.verify is True and host
-            self._copies = {id(t): t.detach().to('cpu', copy=True) if self._on_host and id(t) not in buffers else t.detach().clone()
+            self._copies = {id(t): (t.detach().to('cpu', copy=True) if self._on_host and id(t) not in buffers
+                                    else t.detach().clone())
                             for t in keep}
             self._digested = params if self._on_host else None
             self._digest_ids = {id(t) for t in params} if self._on_host else set()
@@ -251,7 +265,8 @@ class ModelGuard:
 
     @torch.no_grad()
     def restore_buffers(self):
-        "Put every buffer back to its entry value, in its original slot: one batched copy, buffer by buffer only if one changed its shape."
+        """Put every buffer back to its entry value, in its original slot: one batched copy, buffer by buffer only if
+        one changed its shape."""
         for d, k, t in self._buffer_slots:
             if d.get(k) is not t: d[k] = t
         live = [t for _, _, t in self._buffer_slots if t is not None]
@@ -259,7 +274,7 @@ class ModelGuard:
         try:
             if live: torch._foreach_copy_(live, saved)      # the usual case: every buffer as it was, values aside
             return
-        except RuntimeError: pass                          # a buffer of another shape (a cut not undone): each on its own
+        except RuntimeError: pass                 # a buffer of another shape (a cut not undone): each on its own
         for t, s in zip(live, saved):
             if t.shape == s.shape and t.dtype == s.dtype and t.device == s.device: t.copy_(s)
             else: t.data = s.clone()
@@ -268,38 +283,49 @@ class ModelGuard:
         "Each module's class, children, slots and `requires_grad` flags as on entry: names of what differed."
         fixed = []
         for x, n, cls, mods in self.structure:
-            if x.__class__ is not cls: x.__class__ = cls; fixed.append(f"{n or 'model'} (class)")
+            if x.__class__ is not cls:
+                x.__class__ = cls
+                fixed.append(f"{n or 'model'} (class)")
             if x._modules.keys() != mods.keys() or any(x._modules[k] is not v for k, v in mods.items()):
-                x._modules.clear(); x._modules.update(mods); fixed.append(f"{n or 'model'} (submodules)")
+                x._modules.clear()
+                x._modules.update(mods)
+                fixed.append(f"{n or 'model'} (submodules)")
         known = {(id(d), k) for _, d, k, _ in self.slots}
         for x, n, _, _ in self.structure:
             for d in (x._parameters, x._buffers):
-                for k in [k for k in d if (id(d), k) not in known]: del d[k]; fixed.append(f"{n + '.' if n else ''}{k} (added)")
+                for k in [k for k in d if (id(d), k) not in known]:
+                    del d[k]
+                    fixed.append(f"{n + '.' if n else ''}{k} (added)")
         for x, d, k, t in self.slots:
             if d.get(k) is not t:
                 d[k] = t
                 if t is not None: fixed.append(self.names.get(id(t), k))
         for p, rg in self.grad_flags:
-            if p.requires_grad != rg: p.requires_grad_(rg); fixed.append(f"{self.names.get(id(p), '?')} (requires_grad)")
+            if p.requires_grad != rg:
+                p.requires_grad_(rg)
+                fixed.append(f"{self.names.get(id(p), '?')} (requires_grad)")
         return fixed
 
     @torch.no_grad()
     def _suspects(self) -> set|None:
-        "ids of the parameters kept on the host that may have changed since entry: none when the device digest is the same (None: compare every tensor)."
+        """ids of the parameters kept on the host that may have changed since entry: none when the device digest is the
+        same (None: compare every tensor)."""
         if self._digests is None: return None
         ts = self._digested
-        if any(t.shape != self._copies[id(t)].shape or t.dtype != self._copies[id(t)].dtype for t in ts): return {id(t) for t in ts}
+        if any(t.shape != self._copies[id(t)].shape or t.dtype != self._copies[id(t)].dtype for t in ts):
+            return {id(t) for t in ts}
         return set() if torch.equal(device_digest(ts), self._digests) else {id(t) for t in ts}   # one host read
 
     @torch.no_grad()
     def _put_back(self) -> list:
-        "Original objects into their slots, added slots removed, values restored from the copies: names of what differed."
+        """Original objects into their slots, added slots removed, values restored from the copies: names of what
+        differed."""
         fixed, seen, suspects = [], set(), self._suspects()
         for x, d, k, t in self.slots:
             saved = None if t is None or id(t) in seen else self._copies.get(id(t))
             if saved is None: continue
             seen.add(id(t))
-            if suspects is not None and id(t) in self._digest_ids and id(t) not in suspects: continue   # the same digest
+            if suspects is not None and id(t) in self._digest_ids and id(t) not in suspects: continue  # same digest
             here = saved if saved.device == t.device else saved.to(t.device)
             if same_bits(t, here): continue
             if t.shape == here.shape and t.dtype == here.dtype: t.copy_(here)
@@ -324,7 +350,8 @@ class ModelGuard:
                 f"saw a changed model in later evaluations: leave the model as it was given")
 
     def differences(self) -> list:
-        "Names of the parameters and buffers whose checksum, shape or presence differs from entry (`verify='checksum'`)."
+        """Names of the parameters and buffers whose checksum, shape or presence differs from entry
+        (`verify='checksum'`)."""
         now = model_checksums(self.model)
         return sorted(k for k in set(now) | set(self.checksums) if now.get(k) != self.checksums.get(k))
 
@@ -343,6 +370,8 @@ class ModelGuard:
             if diff:
                 msg = (f"the model did not come back exactly: {len(diff)} tensor(s) differ from before "
                        f"({diff[:5]}{' ...' if len(diff) > 5 else ''}); please report this")
-                if exc[1] is not None: exc[1].add_note(msg); return False     # the exception in flight (Ctrl-C too) goes on
+                if exc[1] is not None:  # the exception in flight (Ctrl-C too) goes on
+                    exc[1].add_note(msg)
+                    return False
                 raise RuntimeError(msg)
         return False

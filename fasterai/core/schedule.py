@@ -42,7 +42,9 @@ class Schedule:
         if ax is None: _, ax = plt.subplots(figsize=(5, 3))
         xs = [i / (n - 1) for i in range(n)]
         ax.plot(xs, [target * self(x) for x in xs])
-        ax.set_xlabel('training progress'); ax.set_ylabel('compression (%)'); ax.set_title(self.name)
+        ax.set_xlabel('training progress')
+        ax.set_ylabel('compression (%)')
+        ax.set_title(self.name)
         ax.grid(alpha=.3)
         return ax
 
@@ -66,11 +68,10 @@ cos = Schedule(sched_cos, name='cos')
 lin = Schedule(sched_lin, name='lin')
 dsd = Schedule(sched_dsd, name='dsd')
 
-# %% ../../nbs/core/schedule.ipynb #85a0197a
+# %% ../../nbs/core/schedule.ipynb #c670ed4b
 _all_ = ['sched_oneshot', 'sched_iterative', 'sched_agp', 'sched_onecycle', 'sched_cos', 'sched_lin', 'sched_dsd',
          'one_shot', 'iterative', 'agp', 'one_cycle', 'cos', 'lin', 'dsd']
 
-# %% ../../nbs/core/schedule.ipynb #c670ed4b
 def available_schedules() -> list[str]:
     "Names of the schedule instances defined in this module."
     return [k for k, v in globals().items() if isinstance(v, Schedule)]

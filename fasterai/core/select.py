@@ -22,20 +22,23 @@ def _layer_types() -> tuple:
                  if isinstance(t, type) and issubclass(t, nn.Module) and not issubclass(t, _EMBEDDINGS))
 
 def candidate_modules(model:nn.Module,  # the model
-                      types=None,       # layer classes to keep (default: those fasterai compresses, and transposed linears)
+                      types=None,       # layer classes to keep (default: those fasterai compresses, transposed linears)
                      ) -> dict:
-    "Name -> module of every module of `types` (default: the layer types fasterai compresses and transposed linears, HF `Conv1D`) that holds a weight tensor, in model order."
+    """Name -> module of every module of `types` (default: the layer types fasterai compresses and transposed linears,
+    HF `Conv1D`) that holds a weight tensor, in model order."""
     default = types is None
     types = _layer_types() if default else tuple(types)
     return {n: m for n, m in model.named_modules()
-            if (isinstance(m, types) or default and is_transposed_linear(m)) and isinstance(getattr(m, 'weight', None), torch.Tensor)}
+            if (isinstance(m, types) or default and is_transposed_linear(m))
+            and isinstance(getattr(m, 'weight', None), torch.Tensor)}
 
 def _param_units(mn:str, m:nn.Module) -> list:
     "(name, unit) of the weight matrices of `m` that are units although not a layer's `.weight`."
     join = lambda pn: f"{mn}.{pn}" if mn else pn
     if is_transposed_linear(m): return [(mn, TransposedWeight(m, 'weight'))]
     if isinstance(m, nn.MultiheadAttention):
-        return [(join(pn), WeightUnit(m, pn)) for pn in _ATTENTION_PARAMS if isinstance(getattr(m, pn, None), torch.Tensor)]
+        return [(join(pn), WeightUnit(m, pn)) for pn in _ATTENTION_PARAMS
+                if isinstance(getattr(m, pn, None), torch.Tensor)]
     if isinstance(m, nn.RNNBase):
         return [(join(pn), WeightUnit(m, pn)) for pn, p in m.named_parameters(recurse=False)
                 if pn.startswith(('weight_ih_l', 'weight_hh_l')) and p.dim() == 2]
@@ -45,7 +48,8 @@ def candidate_units(model:nn.Module,          # the model
                     embeddings:bool=False,     # also the embedding tables (opt-in)
                     aliases:bool=False         # also return {other name of a tied weight: its unit's name}
                    ):
-    "Name -> unit (a layer, or a `WeightUnit`) of every weight fasterai can compress, in model order, each tied weight once."
+    """Name -> unit (a layer, or a `WeightUnit`) of every weight fasterai can compress, in model order, each tied weight
+    once."""
     check_flags(embeddings=embeddings, aliases=aliases)
     units, seen, alias = {}, {}, {}
     layers = _layer_types()
@@ -56,8 +60,11 @@ def candidate_units(model:nn.Module,          # the model
             found = [(mn, m)]
         for n, u in found:
             k = id(u.weight)
-            if k in seen: alias[n] = seen[k]; continue       # tied (e.g. lm_head to the embedding): one unit, the first name
-            seen[k] = n; units[n] = u
+            if k in seen:  # tied (e.g. lm_head to the embedding): one unit, the first name
+                alias[n] = seen[k]
+                continue
+            seen[k] = n
+            units[n] = u
     return (units, alias) if aliases else units
 
 def _items(layers) -> list:
@@ -75,26 +82,31 @@ def _few(names, k:int=8) -> str:
 def _owner(u) -> nn.Module: return u.module if isinstance(u, WeightUnit) else u
 
 def select_modules(model:nn.Module,    # the model
-                   layers=None,        # None (every candidate), a name, a module, a type, a filter_fn(module, name), or a list of these
+                   layers=None,        # None (every candidate), a name, module, type, filter_fn(module, name) or list
                    types=None,         # candidate layer types (default: every type fasterai compresses); layers only
                    what:str='layers',  # the argument's name, for error messages
-                   units:bool=False,   # also the weights that are not a layer's `.weight` (`WeightUnit`s: attention, RNNs, Conv1D)
+                   units:bool=False,   # also weights that are not a layer's `.weight` (`WeightUnit`s: attention, RNNs)
                    embeddings:bool=False  # with `units`: every embedding table too (naming one selects it anyway)
                   ) -> dict:
-    "Name -> unit of the candidates that `layers` selects, in model order; a clear error for anything that selects nothing."
+    """Name -> unit of the candidates that `layers` selects, in model order; a clear error for anything that selects
+    nothing."""
     check_flags(units=units, embeddings=embeddings)
     if units and types is not None: raise ValueError("types= restricts layer modules: not with units=True")
     if units:
         cands, alias = candidate_units(model, embeddings, aliases=True)
-        named = {**candidate_units(model, True), **cands}   # what naming (or a type) can select: embeddings too, and a tied weight
-                                                           # under the name it has without them (GPT-2's lm_head, tied to wte)
-    else: cands, alias = candidate_modules(model, types), {}; named = cands
+        # what naming (or a type) can select: embeddings too, and a tied weight
+        # under the name it has without them (GPT-2's lm_head, tied to wte)
+        named = {**candidate_units(model, True), **cands}
+    else:
+        cands, alias = candidate_modules(model, types), {}
+        named = cands
     if layers is None:
         if not cands: raise ValueError(f"the model has no layer of the supported types "
                                        f"{[t.__name__ for t in (types or _layer_types())]} with a weight")
         return cands
     items = _items(layers)
-    if not items: raise ValueError(f"{what} is empty: give layer names, modules, types or a filter_fn (None: every layer)")
+    if not items:
+        raise ValueError(f"{what} is empty: give layer names, modules, types or a filter_fn (None: every layer)")
     mods = dict(model.named_modules())
     name_of = {id(m): n for n, m in mods.items()}
     unknown = [it for it in items if isinstance(it, str) and it not in mods and it not in named and it not in alias]
@@ -107,18 +119,21 @@ def select_modules(model:nn.Module,    # the model
             got = {n for n in named if under(n, it) and (n in cands or n == it)}   # an embedding: when named itself
             desc = f"{it!r} ({type(mods[it]).__name__ if it in mods else named[it].kind})"
         elif isinstance(it, nn.Module):
-            if id(it) not in name_of: raise ValueError(f"{what}: the {type(it).__name__} given is not a module of the model")
+            if id(it) not in name_of:
+                raise ValueError(f"{what}: the {type(it).__name__} given is not a module of the model")
             n0 = name_of[id(it)]
             got = {n for n in named if under(n, n0) and (n in cands or n == n0)}
             desc = f"{n0!r} ({type(it).__name__})"
         elif isinstance(it, type):
             pool = named if issubclass(it, _EMBEDDINGS) else cands                   # nn.Embedding named: opt-in
-            got, desc = {n for n, u in pool.items() if isinstance(u, it) or isinstance(_owner(u), it)}, f"type {it.__name__}"
+            got = {n for n, u in pool.items() if isinstance(u, it) or isinstance(_owner(u), it)}
+            desc = f"type {it.__name__}"
         elif callable(it):
             got = {n for n, u in cands.items() if bool(it(_owner(u), n))}   # the module (a parameter unit's owner)
             desc = f"filter_fn {getattr(it, '__name__', it)!r}"
         else:
-            raise TypeError(f"{what}: {it!r} is not a layer name, a module, a type or a filter_fn(module, name) -> bool")
+            raise TypeError(f"{what}: {it!r} is not a layer name, a module, a type "
+                            f"or a filter_fn(module, name) -> bool")
         if not got: raise ValueError(f"{what}: {desc} selects no layer that can be compressed; layers: {_few(cands)}")
         chosen |= got
     return {n: u for n, u in named.items() if n in chosen}
@@ -127,16 +142,18 @@ def select_modules(model:nn.Module,    # the model
 _FREE_EMBEDDING = ('embed', 'token', 'position', 'pos_')
 
 def _free_embedding(m:nn.Module, pn:str, p) -> bool:
-    "Is `p` (parameter `pn` of `m`) a positional embedding or a class token held outside any layer (ViT's `pos_embedding`, `class_token`)?"
+    """Is `p` (parameter `pn` of `m`) a positional embedding or a class token held outside any layer (ViT's
+    `pos_embedding`, `class_token`)?"""
     return (p is not getattr(m, 'weight', None) and not isinstance(m, nn.RNNBase)
             and any(k in pn.lower() for k in _FREE_EMBEDDING) and not pn.endswith(_ATTENTION_PARAMS))
 
 def weight_inventory(model:nn.Module,   # the model
                      layers:dict,       # name -> unit: what an operation covers (their `.weight`)
-                     units:bool=True,   # whether the operation could have covered `WeightUnit`s (False: a pruning analysis)
-                     reached=()         # ids of parameters outside `layers` that it changes anyway (a pruning group's cut reaches attention's in_proj_weight)
+                     units:bool=True,   # whether the operation could cover `WeightUnit`s (False: a pruning analysis)
+                     reached=()         # ids of parameters outside `layers` it changes anyway (a cut reaching in_proj)
                     ) -> dict:
-    "`{'weight_params', 'embedding_params', 'outside'}`: the model's weight parameters (embeddings apart) and those outside `layers`, by kind and reason; with `reached`, also `'reached'` (by kind) and `'reached_params'`."
+    """`{'weight_params', 'embedding_params', 'outside'}`: the model's weight parameters (embeddings apart) and those
+    outside `layers`, by kind and reason; with `reached`, also `'reached'` (by kind) and `'reached_params'`."""
     check_flag('units', units)
     covered = {id(u.weight) for u in layers.values() if isinstance(getattr(u, 'weight', None), torch.Tensor)}
     cands = {id(u.weight) for u in (candidate_units(model) if units else candidate_modules(model)).values()}
@@ -146,17 +163,25 @@ def weight_inventory(model:nn.Module,   # the model
         for pn, p in m.named_parameters(recurse=False):
             if id(p) in seen or p.dim() < 2: continue
             seen.add(id(p))
-            if id(p) in covered: total += p.numel(); continue
-            if isinstance(m, _EMBEDDINGS) or _free_embedding(m, pn, p): emb += p.numel(); continue
+            if id(p) in covered:
+                total += p.numel()
+                continue
+            if isinstance(m, _EMBEDDINGS) or _free_embedding(m, pn, p):
+                emb += p.numel()
+                continue
             total += p.numel()
-            if id(p) in reached and id(p) not in cands:   # a weight no unit of this kind is named after (a layer left out stays outside)
+            # a weight no unit of this kind is named after (a layer left out stays outside)
+            if id(p) in reached and id(p) not in cands:
                 c = got.setdefault(f"{type(m).__name__}.{pn}", {'count': 0, 'params': 0})
-                c['count'] += 1; c['params'] += p.numel(); continue
+                c['count'] += 1
+                c['params'] += p.numel()
+                continue
             why = ('not selected' if id(p) in cands else
                    'not a unit of this kind (a weight parameter, not a layer)' if id(p) in params else
                    'not a layer type fasterai analyses')
             c = outside.setdefault(f"{type(m).__name__}.{pn}: {why}", {'count': 0, 'params': 0})
-            c['count'] += 1; c['params'] += p.numel()
+            c['count'] += 1
+            c['params'] += p.numel()
     out = {'weight_params': total, 'embedding_params': emb, 'outside': outside}
     if reached: out.update(reached=got, reached_params=sum(c['params'] for c in got.values()))
     return out
