@@ -11,8 +11,8 @@ import numpy as np
 import torch.nn as nn
 from ..core import criteria as _criteria
 from ..core.granularity import Granularities
-from ..analyze.compressions import (Compression, SparsityCompression, PruningCompression, QuantizationCompression,
-                                           get_compression)
+from ..analyze.compressions import (Compression, SparsityCompression, PruningCompression,
+                                           QuantizationCompression, get_compression)
 from ..analyze.targets import damage_curve
 from ..sparse.sparsifier import Sparsifier
 from ..prune.pruner import Pruner

@@ -29,7 +29,7 @@ __all__ = ['Plan', 'plan_compression', 'Verification', 'pareto_front']
 
 # %% ../../nbs/plan/plan.ipynb #db64841a
 class Plan:
-    "One option per unit, of least predicted damage in budget: targets for the tools, apply, verify, repair, front."
+    "One option per unit, chosen for the least predicted damage within a budget: targets, apply, verify, repair, front."
     def __init__(self,
                  units:list,                  # `PlanUnit`s with their options and predicted damage
                  choice,                      # the chosen option's index, per unit
