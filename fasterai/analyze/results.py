@@ -4,34 +4,35 @@
 
 # %% ../../nbs/analyze/results.ipynb #82ff6fd5
 from __future__ import annotations
-import copy, math, textwrap
+import copy, math
 from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
 from ..core.select import candidate_units
 from ..core.units import check_flag, fraction_warnings
-from ..core.counter import uncounted_lines
 from .targets import check_bounds, scaled_targets, curve_targets
-from .compressions import get_compression, compressions, PERCENT
-from .confidence import within_noise, samples_to_separate
-from .serialize import (dec_str, dec_int, dec_float, dec_bool, dec_dict, dec_level, opt, list_of, decode,
-                                        write_json, read_json, to_cell, from_cell, write_csv, read_csv, same_in_all_rows)
+from .compressions import get_compression, PERCENT
+from .confidence import within_noise
+from .report import REPORT_WIDTH, coverage_pct, result_report, sweep_report
+from .plots import plot_result, plot_curves, plot_heatmap
+from .files import (result_fields, sweep_fields, save_json, load_json, check_result, check_sweep,
+                                    result_to_csv, result_from_csv, sweep_to_csv, sweep_from_csv)
 
 # %% auto #0
-__all__ = ['REPORT_WIDTH', 'Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult',
-           'from_nni_csv', 'to_nni_csv', 'from_distiller_csv', 'to_distiller_csv']
+__all__ = ['Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'from_nni_csv',
+           'to_nni_csv', 'from_distiller_csv', 'to_distiller_csv']
 
 # %% ../../nbs/analyze/results.ipynb #b307fc4f
 @dataclass
 class Timing:
-    "Where an analysis spent its time: evaluating the metric (the user's `eval_fn`, or data + metric), and everything else."
+    "Where an analysis spent its time: evaluating the metric (`eval_fn`, or data + metric), and everything else."
     n_evals:int=0               # evaluations of the metric, the baseline included
     eval_seconds:float=0.       # wall time spent evaluating the metric (eval_fn, or data + metric)
     total_seconds:float=0.      # wall time of the whole analyze/sweep call
     floor_evals:int=0           # 1 + layers × levels: what any black-box analysis must call
     interval_seconds:float=0.   # part of the overhead: computing the intervals (the bootstrap)
-    cost_seconds:float=0.       # part of the overhead: recording what each unit and level removes (`SensitivityAnalyzer(costs=True)`)
-    evaluation:str|None=None    # how the metric was evaluated, when there is something to say (the suffix path's cache)
+    cost_seconds:float=0.       # part of the overhead: recording what each unit and level removes (`costs=True`)
+    evaluation:str|None=None    # how the metric was evaluated, when there is something to say (suffix cache)
     sample_seconds:float=0.     # part of the overhead: keeping the per-sample values (bookkeeping)
 
     @property
@@ -43,11 +44,12 @@ class Timing:
         return 100 * self.overhead_seconds / self.eval_seconds if self.eval_seconds > 0 else math.nan
 
     def __str__(self):
-        parts = [f"{k} {100 * v / self.eval_seconds:.1f}%" for k, v in (('per-sample values', self.sample_seconds),
-                 ('intervals', self.interval_seconds), ('costs', self.cost_seconds))
-                 if v > 0 and self.eval_seconds > 0]
+        shares = (('per-sample values', self.sample_seconds), ('intervals', self.interval_seconds),
+                  ('costs', self.cost_seconds))
+        parts = [f"{k} {100 * v / self.eval_seconds:.1f}%" for k, v in shares if v > 0 and self.eval_seconds > 0]
         iv = f" ({', '.join(parts)})" if parts else ''
-        return (f"{self.n_evals} evaluations (floor {self.floor_evals}), {self.eval_seconds:.3f} s evaluating the metric, "
+        return (f"{self.n_evals} evaluations (floor {self.floor_evals}), "
+                f"{self.eval_seconds:.3f} s evaluating the metric, "
                 f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}"
                 + (f"; {self.evaluation}" if self.evaluation else ''))
 
@@ -215,7 +217,7 @@ class SensitivityResult(_Layers):
     @property
     def weight_coverage(self) -> float|None:
         "Percent of the model's weight parameters (embeddings apart) in the measured layers, or cut with them (pruning: attention's in_proj_weight); None: not recorded."
-        return _coverage_pct(self, [l for l in self.layers if l.measured])
+        return coverage_pct(self, [l for l in self.layers if l.measured])
 
     def to_dataframe(self) -> pd.DataFrame:
         "One row per layer, in model order: every field, `within_noise` with intervals, and each other metric's value and delta."
@@ -242,293 +244,54 @@ def _other_cols(name:str, value:float, info:dict, lo=None, hi=None) -> dict:
     return out
 
 # %% ../../nbs/analyze/results.ipynb #80648038
-def _ci_str(l) -> str:
-    "An interval as text, marked ~ when it contains 0."
-    if l.ci_low is None or math.isnan(l.ci_low): return 'n/a'
-    return f"[{l.ci_low:+.4f}, {l.ci_high:+.4f}]" + (' ~' if l.within_noise else '')
-
-def _table(layers, metric_name, level:float|None=None) -> str:
-    "The layers as a text table; with `level`, their intervals at that confidence level too."
-    df = pd.DataFrame({'layer': [l.name for l in layers], 'type': [l.layer_type for l in layers],
-                       'params': [l.params for l in layers], metric_name: [l.compressed_metric for l in layers],
-                       'delta': [l.delta for l in layers]})
-    if level is not None: df[f"{level:.0%} interval"] = [_ci_str(l) for l in layers]
-    return df.to_string(index=False, formatters={metric_name: '{:.4f}'.format, 'delta': '{:+.4f}'.format},
-                        line_width=REPORT_WIDTH)    # long layer names: the last columns continue below
-
-def _metrics_line(r) -> list[str]:
-    if not r.other_metrics: return []
-    o = list(r.other_metrics)
-    return [_fit(f"Metrics: {r.metric_name} (read here), {', '.join(o)} — another one with .metric('{o[0]}') or metric='{o[0]}'")]
-
-def _source_lines(settings:dict) -> list[str]:
-    "Where a result read from another tool's file came from, and how its levels were converted."
-    return [_fit(f"Source: {settings['source']}")] if 'source' in settings else []
-
-_SOURCE_KEYS = ('source', 'levels_as_written', 'metrics_as_written')   # settings of a file read from another tool (`fasterai.analyze.interop`)
-
-REPORT_WIDTH = 83      # a printed report's prose lines fit the docs' column (83 monospace characters at 1400 px)
-
-def _fit(line:str, indent:str='  ') -> str:
-    "A long prose line of a report wrapped at `REPORT_WIDTH` columns, the continuation lines indented."
-    return '\n'.join(textwrap.wrap(line, REPORT_WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
-
-def _noise_head(r) -> str|None:
-    "What the intervals are (method, level, resamples, samples) — or why there are none; None when nothing was recorded."
-    c = r.confidence
-    if not c: return None
-    if 'reason' in c: return _fit(f"Confidence: no interval — {c['reason']}")
-    if r.metric_name in c.get('without', []):
-        return _fit(f"Confidence: no interval for {r.metric_name}: the metric gives it as one number over all samples "
-                    f"(intervals for {[m for m in r.metrics if m not in c['without']]})")
-    return (_fit(f"Confidence: {c['level']:.0%} {c['method']} intervals ({c['resamples']:,} resamples, seed {c['seed']})")
-            + f"\n  over {c['samples']:,} samples; within noise = the interval contains 0 (marked ~)")
-
-def _noise_counts(r, deltas, los, his) -> list[str]:
-    "For the deltas of one level: how many are within noise, and how many samples would separate fragile from robust layers."
-    c = r.confidence
-    if not c or 'method' not in c or r.metric_name in c.get('without', []): return []
-    d, lo, hi = (np.asarray(a, dtype=float) for a in (deltas, los, his))
-    ok = ~np.isnan(lo)
-    out = [f"{int(((lo <= 0) & (hi >= 0))[ok].sum())} of {int(ok.sum())} deltas within noise"]
-    need = samples_to_separate(d, lo, hi, c['samples'])
-    if math.isinf(need): out.append("the more and the less fragile halves of the layers have the same median delta: no number of samples separates them (any spread is in a few layers; see the deltas outside noise)")
-    elif not math.isnan(need):
-        out.append(f"about {need:,.0f} samples would separate the fragile from the robust layers at this spread "
-                   f"({c['samples']:,} evaluated: {'enough' if need <= c['samples'] else 'too few'})")
-    return out
-
-def _coverage_pct(r, measured:list) -> float|None:
-    c = r.coverage
-    if not c: return None
-    return 100 * (sum(l.params for l in measured) + c.get('reached_params', 0)) / c['weight_params'] if c['weight_params'] else math.nan
-
-def _coverage_lines(r, measured:list) -> list[str]:
-    "The share of the model's weight parameters the measured layers cover, and the weights outside the analysis."
-    c = r.coverage
-    if not c: return []
-    e = c['embedding_params']
-    reach = c.get('reached') or {}
-    what = ', '.join(f"{k} ×{v['count']}" for k, v in reach.items())
-    held = f"{len(measured)} measured layers" + (f" and the weights their cuts reach ({what})" if reach else '') + " hold"
-    out = [_fit(f"Coverage: {held} {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
-                f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else ''))]
-    if c['outside']: out += ["Weights outside the analysis:"] + [f"  {k} ×{v['count']} ({v['params']:,} params)" for k, v in c['outside'].items()]
-    if c.get('macs_uncounted'):                          # `fasterai.core.counter`: what the MAC count left out, and why
-        out += [_fit("MACs not counted (every MACs figure here leaves them out, a lower bound; their share is unknown):")]
-        out += [_fit(f"  {line}", '    ') for line in uncounted_lines(c['macs_uncounted'])]
-    return out
-
-def _summary_text(self:SensitivityResult, top:int=5) -> str:
-    what = self.kind.format_level(self.compression_level)
-    sign = 'baseline - compressed' if self.higher_is_better else 'compressed - baseline'
-    ms = [l for l in self.layers if l.measured]
-    lines = [f"Sensitivity of {self.metric_name} to {self.compression_type} at {what}: {len(ms)} of {len(self.layers)} layers measured",
-             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
-             f"delta = {sign}, positive = damage"] + _coverage_lines(self, ms) + _metrics_line(self) + _source_lines(self.settings)
-    if self.method != 'measured':
-        lines.append(_fit(f"Estimated by {self.method!r}, not measured: the deltas are predictions (check them with rank_correlation)"))
-    shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
-    if shown: lines.append('Settings: ' + ', '.join(f"{k}={v}" for k, v in shown.items()))
-    lv = self.confidence['level'] if self.confidence and 'level' in self.confidence and any(l.ci_low is not None for l in ms) else None
-    if 0 < len(ms) <= 2 * top:
-        lines += ['', "Measured layers, most sensitive first:", _table(self.top(len(ms)), self.metric_name, lv)]
-    elif ms:
-        lines += ['', f"Most sensitive ({top}):", _table(self.top(top), self.metric_name, lv),
-                  '', f"Most robust ({top}):", _table(self.top(top, most_sensitive=False), self.metric_name, lv)]
-    if ms:
-        d = np.array([l.delta for l in ms])
-        lines += ['', f"delta over measured layers: mean {d.mean():+.4f}, median {np.median(d):+.4f}, max {d.max():+.4f}"]
-    head = _noise_head(self)
-    if head:
-        counts = _noise_counts(self, [l.delta for l in ms], [_nan(l.ci_low) for l in ms], [_nan(l.ci_high) for l in ms])
-        t = '; '.join(counts)
-        lines += ['', head] + ([t[0].upper() + t[1:]] if t else [])
-    um = [l for l in self.layers if not l.measured]
-    if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {l.name}: {l.reason or 'no measurement'}" for l in um]
-    lines += _note_lines(self.layers)
-    if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
-    return '\n'.join(lines)
-
-def _nan(x) -> float: return math.nan if x is None else x
-
-def _note_lines(layers:list) -> list:
-    "The caveats on measured values, each once, with the layers it concerns."
-    by = {}
-    for l in layers:
-        if l.note: by.setdefault(l.note, []).append(l.name)
-    out = []
-    for note, names in by.items():
-        who = 'every measured layer' if len(names) == len(layers) else f"{len(names)} layer(s): {names[:5]}{' ...' if len(names) > 5 else ''}"
-        out += ['', f"Note on {who}: {note}"]
-    return out
-
 @_method(SensitivityResult, 'summary')
 def _summary(self:SensitivityResult,
              top:int=5,                # how many of the most sensitive and of the most robust layers
              metric:str|None=None):    # report this metric (None: `metric_name`)
-    "Print a text report: the `top` most sensitive and most robust layers, their intervals, unmeasured layers, timing."
-    print(_summary_text(self._pick(metric), top))
+    "Print a text report: the most sensitive and most robust layers, their intervals, unmeasured layers, timing."
+    print(result_report(self._pick(metric), top))
 
 # %% ../../nbs/analyze/results.ipynb #2e46690f
-def _bar_colors(deltas):
-    import matplotlib
-    d = np.nan_to_num(np.clip(np.asarray(deltas, dtype=float), 0, None), nan=0., posinf=0.)
-    s = d / d.max() if d.max() > 0 else d
-    cmap = matplotlib.colormaps['RdYlGn_r']
-    return [cmap(0.1 + 0.8 * v) for v in s]
-
 @_method(SensitivityResult, 'plot')
 def _plot(self:SensitivityResult,
           figsize:tuple=(12, 5),   # size of a new figure
           ax=None,                 # draw into this matplotlib Axes instead
           metric:str|None=None):   # plot this metric (None: `metric_name`)
-    "Bar chart of `delta` per layer in model order: fragile red, robust green, unmeasured grey; intervals as error bars, bars within noise hatched."
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
-    self = self._pick(metric)
-    if ax is None: _, ax = plt.subplots(figsize=figsize)
-    d = np.array([l.delta for l in self.layers], dtype=float)
-    shown = np.where(np.isfinite(d), d, np.where(np.isposinf(d), np.nanmax(np.where(np.isfinite(d), d, np.nan), initial=0), 0))
-    x = np.arange(len(d))
-    bars = ax.bar(x, shown, color=_bar_colors(d))
-    lo = np.array([_nan(l.ci_low) for l in self.layers], dtype=float)
-    hi = np.array([_nan(l.ci_high) for l in self.layers], dtype=float)
-    ok = np.isfinite(lo) & np.isfinite(d)
-    if ok.any():
-        ax.errorbar(x[ok], d[ok], yerr=[d[ok] - lo[ok], hi[ok] - d[ok]], fmt='none', ecolor='black', elinewidth=0.8, capsize=2)
-        noisy = [i for i in np.flatnonzero(ok) if lo[i] <= 0 <= hi[i]]
-        for i in noisy: bars[i].set_hatch('///'); bars[i].set_edgecolor('grey')
-        ax.legend(handles=[Patch(facecolor='white', edgecolor='grey', hatch='///',
-                                 label=f"within noise ({self.confidence['level']:.0%} interval contains 0)")],
-                  fontsize=8, loc='upper right')
-    for i in np.flatnonzero(~np.isfinite(d)):
-        ax.bar(x[i], 0, color='lightgrey')
-        ax.annotate('n/a' if np.isnan(d[i]) else 'inf', (x[i], 0), ha='center', va='bottom', fontsize=8, color='grey')
-    ax.axhline(0, color='black', lw=0.8)
-    ax.set_xticks(x, [l.name for l in self.layers], rotation=90, fontsize=8)
-    ax.set_ylabel(f"delta ({self.metric_name} damage)")
-    ax.set_title(f"Sensitivity to {self.compression_type} at {self.kind.format_level(self.compression_level)} "
-                 f"(baseline {self.metric_name} {self.baseline_metric:.4g})")
-    ax.figure.tight_layout()
-    return ax
+    """Bar chart of `delta` per layer in model order: fragile red, robust green, unmeasured grey;
+    intervals as error bars, bars within noise hatched."""
+    return plot_result(self._pick(metric), figsize, ax)
 
 # %% ../../nbs/analyze/results.ipynb #8cd80c65
-def _dec_map(dec):
-    "A dict metric name -> `dec(value)`."
-    def f(v, what):
-        d = dec_dict(v, what)
-        return {dec_str(k, f"{what} key"): dec(x, f"{what}[{k!r}]") for k, x in d.items()}
-    return f
-
-def _dec_obj(spec:dict, required=()):
-    "A dict with the fields of `spec` (each through its decoder); unknown fields raise, `required` must be there."
-    return lambda v, what: decode(dict, v, spec, what, required)
-
-_dec_ci = {'ci_low': dec_float, 'ci_high': dec_float}
-_dec_others = _dec_map(_dec_obj({'baseline_metric': dec_float, 'higher_is_better': dec_bool}, ['baseline_metric', 'higher_is_better']))
-_dec_confidence = _dec_obj({'method': dec_str, 'level': dec_float, 'resamples': dec_int, 'seed': dec_int, 'samples': dec_int,
-                            'without': list_of(dec_str), 'reason': dec_str})
-_LAYER_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'baseline_metric': dec_float,
-                 'compressed_metric': dec_float, 'delta': dec_float, 'macs': opt(dec_int), 'group': opt(dec_str),
-                 'group_members': opt(list_of(dec_str)), 'prunable': opt(dec_bool), 'reason': opt(dec_str),
-                 'channels_removed': opt(dec_int), 'ci_low': opt(dec_float), 'ci_high': opt(dec_float),
-                 'others': opt(_dec_map(_dec_obj({'compressed_metric': dec_float, **_dec_ci}, ['compressed_metric']))),
-                 'removed': opt(_dec_map(dec_float)), 'note': opt(dec_str)}
-_TIMING_FIELDS = {'n_evals': dec_int, 'eval_seconds': dec_float, 'total_seconds': dec_float, 'floor_evals': dec_int,
-                  'interval_seconds': dec_float, 'cost_seconds': dec_float, 'evaluation': opt(dec_str), 'sample_seconds': dec_float}
-_TEXT_COLS = {'name': True, 'layer_type': True, 'compression_type': True, 'metric_name': True, 'layer': True,
-              'reason': 'opt', 'group': 'opt', 'method': True, 'note': 'opt'}   # CSV columns holding text as written
-
-def _dec_kind(v, what):
-    "The name of a registered compression kind (a file of a kind this session does not know cannot be read: its units are unknown)."
-    if not isinstance(v, str) or v not in compressions:
-        raise ValueError(f"{what}={v!r} is not a registered compression; known: {list(compressions)} "
-                         "(define and @register_compression its class before loading the file)")
-    return v
-
-def _dec_timing(v, what): return None if v is None else decode(Timing, v, _TIMING_FIELDS, what, list(_TIMING_FIELDS)[:4])
-def _timing_dict(t): return None if t is None else {f.name: getattr(t, f.name) for f in fields(t)}
-def _dec_record(cls, spec): return lambda v, what: decode(cls, v, spec, what, cls._core)
-
-def _save_json(obj, path): write_json({**obj.as_dict(), 'timing': _timing_dict(obj.timing)}, path, type(obj).__name__)
-
-def _load_json(cls, path, spec, check=lambda r: r):
-    d = read_json(path, cls.__name__)
-    try: return check(decode(cls, d, spec, cls.__name__, cls._core))
-    except ValueError as e: raise ValueError(f"{path}: {e}") from e
-
 def _json_methods(cls, spec, what:str, check=lambda r: r):
     "Give `cls` its `to_json(path)` and `from_json(path)` (a classmethod), decoding with the field decoders `spec`."
     def to_json(self,
                 path,  # the JSON file to write
-               ): _save_json(self, path)
+               ): save_json(self, path)
     def from_json(cls_,
                   path,  # a JSON file written by `to_json`
-                 ): return _load_json(cls_, path, spec, check)
+                 ): return load_json(cls_, path, spec, check)
     to_json.__doc__ = "Save as JSON (everything, timing included)."
     from_json.__doc__ = f"Load {what} saved by `to_json`; a malformed file raises `ValueError`."
-    _method(cls)(to_json); _method(cls, kind=classmethod)(from_json)
+    _method(cls)(to_json)
+    _method(cls, kind=classmethod)(from_json)
 
-def _check_result(r:SensitivityResult) -> SensitivityResult:
-    "A result's other metrics are the same on every layer as in the result."
-    names = set(r.other_metrics or {})
-    bad = [l.name for l in r.layers if set(l.others or {}) != names]
-    if bad: raise ValueError(f"layers {bad} do not hold the other metrics {sorted(names)} of the result")
-    return r
-
-_RESULT_FIELDS = {'compression_type': _dec_kind, 'compression_level': dec_level, 'baseline_metric': dec_float,
-                  'metric_name': dec_str, 'higher_is_better': dec_bool, 'settings': dec_dict, 'timing': _dec_timing, 'method': dec_str,
-                  'other_metrics': opt(_dec_others), 'confidence': opt(_dec_confidence), 'costs': opt(dec_dict), 'coverage': opt(dec_dict),
-                  'layers': list_of(_dec_record(LayerSensitivity, _LAYER_FIELDS))}
-
-_json_methods(SensitivityResult, _RESULT_FIELDS, 'a result', _check_result)
+_RESULT_FIELDS = result_fields(LayerSensitivity, Timing)
+_json_methods(SensitivityResult, _RESULT_FIELDS, 'a result', check_result)
 
 # %% ../../nbs/analyze/results.ipynb #22254c8d
-_META = ['compression_type', 'compression_level', 'metric_name', 'higher_is_better', 'settings']
-_META_OPT = ['method', 'other_metrics', 'confidence']          # columns added later: files without them still load
-_FIRST_ROW = ['costs', 'coverage']                                         # metadata too large to repeat: written on the first row only
-
-def _first_row_meta(obj, j:int) -> list: return [getattr(obj, k) if j == 0 else None for k in _FIRST_ROW]
-
-def _read_first_row(rows:list, head:list, spec:dict) -> dict:
-    "The first-row-only metadata (None where the column is absent); a value on a later row raises."
-    out = {}
-    for k in _FIRST_ROW:
-        if k not in head: continue
-        late = [i + 2 for i, r in enumerate(rows[1:], 1) if r[k] != '']
-        if late: raise ValueError(f"column {k!r} is written on the first row only; rows {late[:5]} have a value")
-        out[k] = from_cell(rows[0][k], spec[k], f"row 2 {k}")
-    return out
-
 @_method(SensitivityResult, 'to_csv')
 def _to_csv(self:SensitivityResult,
             path,                    # the CSV file to write
            ):
-    "Save as CSV: one row per layer, the result's metadata repeated on each row (its cost model on the first; timing is not saved)."
-    meta = [getattr(self, k) for k in _META + _META_OPT]
-    write_csv(path, list(_LAYER_FIELDS) + _META + _META_OPT + _FIRST_ROW,
-              [[getattr(l, k) for k in _LAYER_FIELDS] + meta + _first_row_meta(self, j) for j, l in enumerate(self.layers)])
+    "Save as CSV: one row per layer, the metadata repeated on each row (its cost model on the first; no timing)."
+    result_to_csv(self, path)
 
 @_method(SensitivityResult, 'from_csv', classmethod)
 def _from_csv(cls,
               path,  # a CSV file written by `to_csv`
              ) -> SensitivityResult:
     "Load a result saved by `to_csv`; a malformed file raises `ValueError`."
-    head, rows = read_csv(path)
-    missing = [c for c in list(LayerSensitivity._core) + _META if c not in head]
-    if missing: raise ValueError(f"{path} is not a fasterai SensitivityResult CSV: missing columns {missing}")
-    try:
-        meta = same_in_all_rows(rows, {k: _RESULT_FIELDS[k] for k in _META + _META_OPT if k in head}, _TEXT_COLS)
-        layers = [LayerSensitivity(**{k: from_cell(r[k], dec, f"row {i + 2} {k}", _TEXT_COLS.get(k, False))
-                                      for k, dec in _LAYER_FIELDS.items() if k in r})
-                  for i, r in enumerate(rows)]
-        if len({repr(l.baseline_metric) for l in layers}) != 1: raise ValueError("baseline_metric differs between rows")
-        return _check_result(cls(meta['compression_type'], meta['compression_level'], layers[0].baseline_metric, layers,
-                                 meta['metric_name'], meta['higher_is_better'], meta['settings'], method=meta.get('method', 'measured'),
-                                 other_metrics=meta.get('other_metrics'), confidence=meta.get('confidence'),
-                                 **_read_first_row(rows, head, _RESULT_FIELDS)))
-    except ValueError as e: raise ValueError(f"{path}: {e}") from e
+    return result_from_csv(cls, LayerSensitivity, path, _RESULT_FIELDS)
 
 # %% ../../nbs/analyze/results.ipynb #975b0dd6
 def _units(layers, kind):
@@ -643,7 +406,7 @@ class SweepResult(_Layers):
     def weight_coverage(self) -> float|None:
         "Percent of the model's weight parameters (embeddings apart) in the layers measured at some level, or cut with them (pruning: attention's in_proj_weight); None: not recorded."
         d = self.deltas
-        return _coverage_pct(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
+        return coverage_pct(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
 
     @property
     def deltas(self) -> np.ndarray:
@@ -737,57 +500,19 @@ def _to_wide(self:SweepResult,
                         columns=list(self.levels))
 
 # %% ../../nbs/analyze/results.ipynb #f47c7bf0
-def _curve_rows(self:SweepResult, layers=None, top:int|None=None) -> list[int]:
-    "Indices of the layers to draw: those named in `layers` (model order), the `top` most damaged of them."
-    rows = list(range(len(self.layers)))
-    if layers is not None:
-        names = [layers] if isinstance(layers, str) else list(layers)
-        unknown = [n for n in names if n not in self.names]
-        if unknown: raise ValueError(f"layers {unknown} are not in this sweep; its layers: {self.names}")
-        if not names: raise ValueError("layers is empty: name at least one layer (or None for all)")
-        rows = [j for j in rows if self.names[j] in set(names)]
-    if top is not None:
-        if isinstance(top, bool) or not isinstance(top, int) or top < 1: raise ValueError(f"top={top!r} must be a positive integer")
-        worst = np.nan_to_num(np.nanmax(np.where(np.isnan(self.deltas), -np.inf, self.deltas), axis=1), nan=-np.inf)
-        rows = sorted(sorted(rows, key=lambda j: -worst[j])[:top])
-    return rows
-
 @_method(SweepResult, 'plot_curves')
 def _plot_curves(self:SweepResult,
                  figsize:tuple=(10, 6),   # size of a new figure
                  delta:bool=False,        # plot the damage instead of the metric
                  ax=None,                 # draw into this matplotlib Axes instead
                  layers=None,             # only these layers (names); None: all
-                 top:int|None=5,          # the `top` most damaged (of `layers`) in colour and in the legend, the others thin grey; None: all in colour
+                 top:int|None=5,          # the `top` most damaged in colour and named, the others grey; None: all in colour
                  metric:str|None=None,    # plot this metric (None: `metric_name`)
                 ):
-    "Metric (or damage) against level, one line per layer, baseline dashed: the most damaged layers in colour and named, the rest grey."
+    """Metric (or damage) against level, one line per layer, baseline dashed:
+    the most damaged layers in colour and named, the rest grey."""
     check_flag('delta', delta)
-    import matplotlib.pyplot as plt
-    self = self._pick(metric)
-    rows = _curve_rows(self, layers)
-    named = set(_curve_rows(self, layers, top))
-    if ax is None: _, ax = plt.subplots(figsize=figsize)
-    v = self.deltas if delta else np.array([c.metrics for c in self.layers], dtype=float).reshape(len(self.layers), -1)
-    x = np.array(self.levels, dtype=float)
-    for j in sorted(rows, key=lambda j: j in named):        # the grey lines first, under the coloured ones
-        c = self.layers[j]
-        if np.all(np.isnan(v[j])): continue
-        if j in named: line, = ax.plot(x, v[j], marker='o', ms=3, lw=1.5, label=c.name, zorder=3)
-        else: line, = ax.plot(x, v[j], lw=0.8, color='0.75', label='_nolegend_', zorder=2)
-        if c.stopped_at is not None:
-            k = self._level_index(c.stopped_at)
-            ax.plot(x[k], v[j, k], marker='x', ms=9 if j in named else 6, color=line.get_color(), label='_nolegend_', zorder=line.get_zorder())
-    ax.axhline(0 if delta else self.baseline_metric, color='black', ls='--', lw=1, label='baseline')
-    if self.kind.invert_axis(): ax.invert_xaxis()
-    ax.set_xlabel(self.kind.axis_label())
-    ax.set_ylabel(f'delta ({self.metric_name} damage)' if delta else self.metric_name)
-    what = ([f"{len(rows)} of {len(self.layers)} layers"] if len(rows) < len(self.layers) else []) \
-           + ([f"the {len(named)} most damaged in colour"] if len(named) < len(rows) else [])
-    ax.set_title(f"Sensitivity curves: {self.compression_type}" + (f" ({', '.join(what)})" if what else ''))
-    ax.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
-    ax.figure.tight_layout()
-    return ax
+    return plot_curves(self._pick(metric), figsize, delta, ax, layers, top)
 
 @_method(SweepResult, 'plot_heatmap')
 def _plot_heatmap(self:SweepResult,
@@ -795,108 +520,27 @@ def _plot_heatmap(self:SweepResult,
                   ax=None,                   # draw into this matplotlib Axes instead
                   metric:str|None=None):     # plot this metric (None: `metric_name`)
     "Heat map of the damage, layers × levels; grey = not measured, hatched = within noise."
-    import matplotlib, matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
-    self = self._pick(metric)
-    if ax is None: _, ax = plt.subplots(figsize=figsize or (2 + 0.9 * len(self.levels), 1 + 0.3 * len(self.layers)))
-    d = self.deltas
-    cmap = matplotlib.colormaps['RdYlGn_r'].with_extremes(bad='lightgrey')
-    fin = d[np.isfinite(d)]
-    vmin, vmax = (min(0., float(fin.min())), max(float(fin.max()), 1e-12)) if fin.size else (0., 1.)
-    im = ax.imshow(np.ma.masked_invalid(d), cmap=cmap, vmin=vmin, vmax=vmax, aspect='auto')
-    lo, hi = self.intervals()
-    noisy = (lo <= 0) & (hi >= 0)
-    for j, i in zip(*np.nonzero(noisy)):
-        ax.add_patch(Rectangle((i - .5, j - .5), 1, 1, fill=False, hatch='///', edgecolor='grey', lw=0))
-    if d.size <= 600:
-        for (j, i), v in np.ndenumerate(d):
-            if not np.isnan(v): ax.text(i, j, f"{v:.2g}" + ('~' if noisy[j, i] else ''), ha='center', va='center', fontsize=7)
-    ax.set_xticks(range(len(self.levels)), [self.kind.format_level(l) for l in self.levels])
-    ax.set_yticks(range(len(self.layers)), self.names, fontsize=8)
-    ax.figure.colorbar(im, ax=ax, label=f'delta ({self.metric_name} damage)')
-    ax.set_title(f"Damage per layer and level: {self.compression_type}" + (' (hatched: within noise)' if noisy.any() else ''))
-    ax.figure.tight_layout()
-    return ax
+    return plot_heatmap(self._pick(metric), figsize, ax)
 
 # %% ../../nbs/analyze/results.ipynb #aac2240a
-_dec_list_ci = {'ci_low': list_of(dec_float), 'ci_high': list_of(dec_float)}
-_CURVE_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'metrics': list_of(dec_float),
-                 'macs': opt(dec_int), 'stopped_at': opt(dec_level), 'group': opt(dec_str),
-                 'group_members': opt(list_of(dec_str)), 'prunable': opt(dec_bool), 'reason': opt(dec_str),
-                 'channels_removed': opt(list_of(opt(dec_int))), 'ci_low': opt(list_of(dec_float)), 'ci_high': opt(list_of(dec_float)),
-                 'others': opt(_dec_map(_dec_obj({'metrics': list_of(dec_float), **_dec_list_ci}, ['metrics']))),
-                 'removed': opt(_dec_map(list_of(dec_float))), 'note': opt(dec_str)}
-
-def _dec_early_stop(v, what):
-    if v is None: return None
-    if not (isinstance(v, (list, tuple)) and len(v) == 2 and isinstance(v[0], str)):
-        raise ValueError(f"{what} should be [mode, value], got {v!r}")
-    return (v[0], dec_level(v[1], f"{what}[1]"))
-
-_SWEEP_FIELDS = {'compression_type': _dec_kind, 'levels': list_of(dec_level), 'baseline_metric': dec_float,
-                 'metric_name': dec_str, 'higher_is_better': dec_bool, 'early_stop': _dec_early_stop,
-                 'settings': dec_dict, 'timing': _dec_timing, 'other_metrics': opt(_dec_others), 'confidence': opt(_dec_confidence),
-                 'costs': opt(dec_dict), 'coverage': opt(dec_dict), 'layers': list_of(_dec_record(LayerCurve, _CURVE_FIELDS))}
-
-def _check_sweep(s:SweepResult) -> SweepResult:
-    if not s.levels: raise ValueError("a sweep needs at least one level")
-    n, names = len(s.levels), set(s.other_metrics or {})
-    for c in s.layers:
-        lists = [('metrics', c.metrics), ('ci_low', c.ci_low), ('ci_high', c.ci_high)] + [
-            (f"others[{k!r}].{f}", o[f]) for k, o in (c.others or {}).items() for f in ('metrics', 'ci_low', 'ci_high') if f in o]
-        bad = [w for w, v in lists if v is not None and len(v) != n]
-        if bad: raise ValueError(f"layer {c.name!r}: {bad} do not have one value per level ({n})")
-        if (c.ci_low is None) != (c.ci_high is None): raise ValueError(f"layer {c.name!r}: ci_low and ci_high go together")
-        if set(c.others or {}) != names: raise ValueError(f"layer {c.name!r} does not hold the other metrics {sorted(names)} of the sweep")
-    return s
-
-_json_methods(SweepResult, _SWEEP_FIELDS, 'a sweep', _check_sweep)
-
-_SWEEP_META = ['compression_type', 'metric_name', 'higher_is_better', 'baseline_metric', 'early_stop', 'settings']
-_SWEEP_META_OPT = ['other_metrics', 'confidence']            # columns added later: files without them still load
-_CURVE_COLS = [k for k in _CURVE_FIELDS if k not in ('name', 'metrics')]
+_SWEEP_FIELDS = sweep_fields(LayerCurve, Timing)
+_json_methods(SweepResult, _SWEEP_FIELDS, 'a sweep', check_sweep)
 
 @_method(SweepResult, 'to_csv')
 def _sweep_to_csv(self:SweepResult,
                   path,              # the CSV file to write
                  ):
-    "Save as fasterai's wide CSV: layer, one column per level (the metric), then descriptive columns (for NNI's own format: `to_nni_csv`)."
-    meta = [getattr(self, k) for k in _SWEEP_META + _SWEEP_META_OPT]
-    write_csv(path, ['layer'] + [to_cell(l) for l in self.levels] + _CURVE_COLS + _SWEEP_META + _SWEEP_META_OPT + _FIRST_ROW,
-              [[c.name] + [float(m) for m in c.metrics] + [getattr(c, k) for k in _CURVE_COLS] + meta + _first_row_meta(self, j)
-               for j, c in enumerate(self.layers)])
-
-def _foreign_hint(path, head) -> str:
-    "What to call instead when `path` is another tool's sensitivity file."
-    first = head[0].strip().lower() if head else ''
-    if first == 'layername': return "it looks like an NNI CSV: load it with SweepResult.from_nni_csv(path, baseline=...)"
-    if first == 'parameter': return "it looks like a Distiller sensitivity.csv: load it with SweepResult.from_distiller_csv(path)"
-    return ''
+    """Save as fasterai's wide CSV: layer, one column per level (the metric), then descriptive columns
+    (for NNI's own format: `to_nni_csv`)."""
+    sweep_to_csv(self, path)
 
 @_method(SweepResult, 'from_csv', classmethod)
 def _sweep_from_csv(cls,
                     path,  # a CSV file written by `to_csv`
                    ) -> SweepResult:
-    "Load a sweep saved by `to_csv`; a malformed file raises `ValueError` (another tool's file: says which reader to use)."
-    head, rows = read_csv(path, hint=_foreign_hint)
-    known = {'layer'} | set(_CURVE_COLS) | set(_SWEEP_META) | set(_SWEEP_META_OPT) | set(_FIRST_ROW)
-    missing = [c for c in ['layer', 'layer_type', 'params'] + _SWEEP_META if c not in head]
-    if missing:
-        h = _foreign_hint(path, head)
-        raise ValueError(f"{path} is not a fasterai SweepResult CSV: missing columns {missing}" + (f"; {h}" if h else ''))
-    try:
-        level_cols = [h for h in head if h not in known]
-        levels = [from_cell(h, dec_level, f"level column {h!r}") for h in level_cols]
-        meta = same_in_all_rows(rows, {k: _SWEEP_FIELDS[k] for k in _SWEEP_META + _SWEEP_META_OPT if k in head}, _TEXT_COLS)
-        layers = []
-        for i, r in enumerate(rows):
-            kw = {k: from_cell(r[k], _CURVE_FIELDS[k], f"row {i + 2} {k}", _TEXT_COLS.get(k, False)) for k in _CURVE_COLS if k in r}
-            ms = [from_cell(r[h], dec_float, f"row {i + 2} level {h}") for h in level_cols]
-            layers.append(LayerCurve(name=r['layer'], metrics=ms, **kw))
-        return _check_sweep(cls(meta['compression_type'], levels, meta['baseline_metric'], layers, meta['metric_name'],
-                                meta['higher_is_better'], meta['early_stop'], meta['settings'], other_metrics=meta.get('other_metrics'),
-                                confidence=meta.get('confidence'), **_read_first_row(rows, head, _SWEEP_FIELDS)))
-    except ValueError as e: raise ValueError(f"{path}: {e}") from e
+    """Load a sweep saved by `to_csv`; a malformed file raises `ValueError`
+    (another tool's file: says which reader to use)."""
+    return sweep_from_csv(cls, LayerCurve, path, _SWEEP_FIELDS)
 
 # %% ../../nbs/analyze/results.ipynb #bfda679f
 @_method(SweepResult, kind=classmethod)
@@ -968,41 +612,8 @@ def _sweep_to_layer_targets(self:SweepResult,
         return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
-def _sweep_summary_text(self:SweepResult) -> str:
-    lv = ', '.join(self.kind.format_level(l) for l in self.levels)
-    d = self.deltas
-    lines = [_fit(f"Sweep of {self.metric_name} under {self.compression_type} at {lv}: {len(self.layers)} layers, "
-                  f"{int((~np.isnan(d)).any(axis=1).sum())} measured"),
-             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
-             f"delta = damage, positive = worse"] + _coverage_lines(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
-    lines += _metrics_line(self) + _source_lines(self.settings)
-    shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
-    if shown: lines.append('Settings: ' + ', '.join(f"{k}={v}" for k, v in shown.items()))
-    if self.early_stop: lines.append(f"Early stop: {self.early_stop[0]} {self.early_stop[1]:g}")
-    lo, hi = self.intervals()
-    noisy = (lo <= 0) & (hi >= 0)
-    cells = [[('n/a' if np.isnan(d[j, i]) else f"{d[j, i]:+.4f}" + ('~' if noisy[j, i] else ''))
-              for i in range(len(self.levels))] for j in range(len(self.layers))]
-    table = pd.DataFrame(cells, index=pd.Index(self.names, name='layer'), columns=[self.kind.format_level(l) for l in self.levels])
-    lines += ['', f"delta per layer (rows) and level (columns){'; ~ within noise' if noisy.any() else ''}:",
-              table.to_string(line_width=REPORT_WIDTH)]   # long layer names: the level columns continue in blocks below
-    head = _noise_head(self)
-    if head:
-        lines += ['', head]
-        for i, l in enumerate(self.levels):
-            m = ~np.isnan(d[:, i])
-            counts = _noise_counts(self, d[m, i], lo[m, i], hi[m, i])
-            if counts: lines.append(_fit(f"  at {self.kind.format_level(l)}: " + '; '.join(counts), '    '))
-    stopped = [f"{c.name} at {self.kind.format_level(c.stopped_at)}" for c in self.layers if c.stopped_at is not None]
-    if stopped: lines += ['', _fit(f"Cut short by early stop ({len(stopped)}): " + ', '.join(stopped))]
-    um = [c for j, c in enumerate(self.layers) if np.isnan(d[j]).all()]
-    if um: lines += ['', f"Not measured ({len(um)}):"] + [_fit(f"  {c.name}: {c.reason or 'no measurement'}", '    ') for c in um]
-    lines += _note_lines(self.layers)
-    if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
-    return '\n'.join(lines)
-
 @_method(SweepResult, 'summary')
 def _sweep_summary(self:SweepResult,
                    metric:str|None=None):   # report this metric (None: `metric_name`)
     "Print a text report of the whole sweep: damage per layer and level, noise, early stops, unmeasured layers, timing."
-    print(_sweep_summary_text(self._pick(metric)))
+    print(sweep_report(self._pick(metric)))

@@ -8,8 +8,8 @@ import csv, json, math, numbers, re
 
 # %% auto #0
 __all__ = ['FORMAT', 'dec_str', 'dec_bool', 'dec_dict', 'enc_float', 'jsonable', 'dec_float', 'dec_int', 'dec_level', 'dec_type',
-           'opt', 'list_of', 'decode', 'write_json', 'read_json', 'to_cell', 'from_cell', 'write_csv', 'read_csv',
-           'same_in_all_rows']
+           'opt', 'list_of', 'decode', 'dec_map', 'dec_obj', 'write_json', 'read_json', 'to_cell', 'from_cell',
+           'write_csv', 'read_csv', 'same_in_all_rows']
 
 # %% ../../nbs/analyze/serialize.ipynb #19690247
 FORMAT = 'fasterai.sensitivity'
@@ -87,6 +87,20 @@ def decode(cls,          # the class to build (a dataclass)
     missing = [k for k in required if k not in d]
     if missing: raise ValueError(f"{what} lacks the fields {missing}")
     return cls(**{k: spec[k](v, f"{what}.{k}") for k, v in d.items()})
+
+def dec_map(dec,  # a decoder `dec(v, what)` for each value
+           ):
+    "A dict from names (strings) to values that all pass `dec`."
+    def f(v, what):
+        d = dec_dict(v, what)
+        return {dec_str(k, f"{what} key"): dec(x, f"{what}[{k!r}]") for k, x in d.items()}
+    return f
+
+def dec_obj(spec:dict,    # field name -> decoder `dec(v, what)`
+            required=(),  # the fields it must have
+           ):
+    "A dict with the fields of `spec` (each through its decoder); unknown fields raise, `required` must be there."
+    return lambda v, what: decode(dict, v, spec, what, required)
 
 # %% ../../nbs/analyze/serialize.ipynb #e0bdecca
 def write_json(d:dict,    # the fields to write
