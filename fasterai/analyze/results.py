@@ -8,129 +8,21 @@ import copy, math
 from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
-from ..core.select import candidate_units
 from ..core.units import check_flag, fraction_warnings
-from .targets import check_bounds, scaled_targets, curve_targets
-from .compressions import get_compression, PERCENT
+from .targets import check_bounds, result_targets, sweep_targets
+from .compressions import PERCENT
 from .confidence import within_noise
+from .records import Timing, damage, level_str, _Record, _Layers, _method, _interval
 from .report import REPORT_WIDTH, coverage_pct, result_report, sweep_report
 from .plots import plot_result, plot_curves, plot_heatmap
 from .files import (result_fields, sweep_fields, save_json, load_json, check_result, check_sweep,
                                     result_to_csv, result_from_csv, sweep_to_csv, sweep_from_csv)
 
+_all_ = ['REPORT_WIDTH', 'Timing', 'damage', 'level_str']    # defined below this module, public here as before
+
 # %% auto #0
-__all__ = ['Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'from_nni_csv',
-           'to_nni_csv', 'from_distiller_csv', 'to_distiller_csv']
-
-# %% ../../nbs/analyze/results.ipynb #b307fc4f
-@dataclass
-class Timing:
-    "Where an analysis spent its time: evaluating the metric (`eval_fn`, or data + metric), and everything else."
-    n_evals:int=0               # evaluations of the metric, the baseline included
-    eval_seconds:float=0.       # wall time spent evaluating the metric (eval_fn, or data + metric)
-    total_seconds:float=0.      # wall time of the whole analyze/sweep call
-    floor_evals:int=0           # 1 + layers × levels: what any black-box analysis must call
-    interval_seconds:float=0.   # part of the overhead: computing the intervals (the bootstrap)
-    cost_seconds:float=0.       # part of the overhead: recording what each unit and level removes (`costs=True`)
-    evaluation:str|None=None    # how the metric was evaluated, when there is something to say (suffix cache)
-    sample_seconds:float=0.     # part of the overhead: keeping the per-sample values (bookkeeping)
-
-    @property
-    def overhead_seconds(self) -> float: return self.total_seconds - self.eval_seconds
-
-    @property
-    def overhead_pct(self) -> float:
-        "Time outside `eval_fn`, in percent of the time inside it."
-        return 100 * self.overhead_seconds / self.eval_seconds if self.eval_seconds > 0 else math.nan
-
-    def __str__(self):
-        shares = (('per-sample values', self.sample_seconds), ('intervals', self.interval_seconds),
-                  ('costs', self.cost_seconds))
-        parts = [f"{k} {100 * v / self.eval_seconds:.1f}%" for k, v in shares if v > 0 and self.eval_seconds > 0]
-        iv = f" ({', '.join(parts)})" if parts else ''
-        return (f"{self.n_evals} evaluations (floor {self.floor_evals}), "
-                f"{self.eval_seconds:.3f} s evaluating the metric, "
-                f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}"
-                + (f"; {self.evaluation}" if self.evaluation else ''))
-
-def damage(baseline:float,              # the intact model's metric
-           metric:float,                # the compressed model's metric
-           higher_is_better:bool=True,  # True for an accuracy, False for a loss
-          ) -> float:
-    "Positive = worse: `baseline - metric` when higher is better, else `metric - baseline`."
-    return baseline - metric if higher_is_better else metric - baseline
-
-def level_str(compression_type:str,  # a registered kind: 'sparsity', 'pruning', 'quantization', ...
-              level,                 # a level in the kind's unit (percent or bits)
-             ) -> str:
-    "A level with its unit, as the kind `compression_type` writes it: '50%', '8 bits'."
-    return get_compression(compression_type).format_level(level)
-
-# %% ../../nbs/analyze/results.ipynb #4800739a
-def _canon(o):
-    if isinstance(o, float) and math.isnan(o): return ('nan',)
-    if isinstance(o, dict): return {k: _canon(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)): return [_canon(v) for v in o]
-    return o
-
-class _Record:
-    "Mixin: `as_dict` over the dataclass fields, NaN-aware equality that ignores `timing`."
-    _core = ()                                 # fields always in `as_dict`; others only when not None
-    def as_dict(self) -> dict:
-        "The fields as plain Python values (lists and dicts copied)."
-        out = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name == 'timing' or (v is None and f.name not in self._core): continue
-            if f.name == 'layers': v = [l.as_dict() for l in v]
-            elif isinstance(v, (list, tuple, dict)): v = copy.deepcopy(list(v) if isinstance(v, tuple) else v)
-            out[f.name] = v
-        return out
-    def __eq__(self, other):
-        return type(self) is type(other) and _canon(self.as_dict()) == _canon(other.as_dict())
-
-class _Layers(_Record):
-    "Mixin for a result over layers: `len`, iteration, lookup by layer name, `names`, the metric it reads."
-    def __len__(self): return len(self.layers)
-    def __iter__(self): return iter(self.layers)
-    def __getitem__(self, name:str):
-        for l in self.layers:
-            if l.name == name: return l
-        raise KeyError(f"no layer {name!r} in this {type(self).__name__}; layers: {self.names}")
-    @property
-    def names(self) -> list[str]: return [l.name for l in self.layers]
-    @property
-    def kind(self) -> type:
-        "The `Compression` class registered as `compression_type`: what reports, plots and targets ask."
-        return get_compression(self.compression_type)
-    @property
-    def metrics(self) -> list[str]:
-        "Every metric the result holds, the one it reads (`metric_name`) first."
-        return [self.metric_name] + list(self.other_metrics or {})
-    def metric(self, name:str):
-        "This result reading metric `name`: ranking, targets, plots and reports use it; every metric is kept."
-        if name == self.metric_name: return replace(self)
-        if name not in self.metrics: raise ValueError(f"metric={name!r} is not in this result; its metrics: {self.metrics}")
-        o = self.other_metrics[name]
-        others = {k: v for k, v in self.other_metrics.items() if k != name}
-        others[self.metric_name] = {'baseline_metric': self.baseline_metric, 'higher_is_better': self.higher_is_better}
-        layers = [l._with_metric(name, self.metric_name, o['baseline_metric'], o['higher_is_better']) for l in self.layers]
-        return replace(self, metric_name=name, baseline_metric=o['baseline_metric'], higher_is_better=o['higher_is_better'],
-                       other_metrics=others, layers=layers)
-    def _pick(self, metric:str|None): return self if metric is None else self.metric(metric)
-
-def _method(cls, name:str|None=None, kind=None):
-    "Decorator: attach the function to `cls` as method `name` (default: its name without leading underscores)."
-    def deco(f):
-        n = name or f.__name__.lstrip('_')
-        f.__name__, f.__qualname__ = n, f"{cls.__name__}.{n}"
-        setattr(cls, n, kind(f) if kind else f)
-        return f
-    return deco
-
-def _interval(lo, hi) -> dict:
-    "The `ci_low`/`ci_high` entries of an interval (none when there is none)."
-    return {} if lo is None else {'ci_low': lo, 'ci_high': hi}
+__all__ = ['LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'from_nni_csv', 'to_nni_csv',
+           'from_distiller_csv', 'to_distiller_csv', 'REPORT_WIDTH', 'Timing', 'damage', 'level_str']
 
 # %% ../../nbs/analyze/results.ipynb #97a718a1
 def _status(l) -> str:
@@ -294,31 +186,10 @@ def _from_csv(cls,
     return result_from_csv(cls, LayerSensitivity, path, _RESULT_FIELDS)
 
 # %% ../../nbs/analyze/results.ipynb #975b0dd6
-def _units(layers, kind):
-    "Measured layers grouped into allocation units: the coupled layers of a structured kind (pruning) form one unit."
-    units, by_group = [], {}
-    for l in layers:
-        if kind.structured and l.group is not None:
-            if l.group in by_group: by_group[l.group].append(l); continue
-            by_group[l.group] = [l]; units.append(by_group[l.group])
-        else: units.append([l])
-    return units
-
-def _layer_params(model, layers) -> list[int]:
-    "Weights of each layer, counted in `model` (or the stored `params` when `model` is None)."
-    if model is None:
-        none = [l.name for l in layers if not l.params]
-        if none: raise ValueError(f"layers {none} have no parameter count (the result was read from another tool's file): "
-                                  f"pass the model")
-        return [l.params for l in layers]
-    mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}   # layers and weight parameters
-    missing = [l.name for l in layers if getattr(mods.get(l.name), 'weight', None) is None]
-    if missing: raise ValueError(f"layers {missing} of the result are not weighted layers of this model")
-    return [mods[l.name].weight.numel() for l in layers]
-
 def _check_percent_result(kind):
     if kind.unit is not PERCENT:
-        raise ValueError(f"to_layer_targets gives percents, for kinds measured in percent; this result is {kind.name} ({kind.unit.name})")
+        raise ValueError(f"to_layer_targets gives percents, for kinds measured in percent; "
+                         f"this result is {kind.name} ({kind.unit.name})")
 
 def _for_targets(r, metric, target_pct, min_pct, max_pct):
     "Result `r` reading `metric`, checked for percent targets: a kind measured in percent, a feasible target."
@@ -336,14 +207,11 @@ def _to_layer_targets(self:SensitivityResult,
                       gamma:float=1.0,         # 0: uniform; higher: fragile and robust layers further apart
                       metric:str|None=None     # allocate by this metric's damage (None: `metric_name`)
                      ) -> dict[str, float]:
-    "Per-layer percents, fragile layers less, whose parameter-weighted mean is `target_pct`; misleads far beyond the measured level."
+    """Per-layer percents, fragile layers less, whose parameter-weighted mean is `target_pct`;
+    misleads far beyond the measured level."""
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
-        self = _for_targets(self, metric, target_pct, min_pct, max_pct)
-        units = _units([l for l in self.layers if l.measured], self.kind)
-        if not units: raise ValueError("no measured layer in this result: nothing to allocate")
-        w = [sum(_layer_params(model, u)) for u in units]
-        t = scaled_targets([u[0].delta for u in units], w, target_pct, min_pct, max_pct, gamma)
-        return {l.name: float(ti) for u, ti in zip(units, t) for l in u}
+        r = _for_targets(self, metric, target_pct, min_pct, max_pct)
+        return result_targets(r, model, target_pct, min_pct, max_pct, gamma)
 
 SensitivityResult.to_schedule = SensitivityResult.to_layer_targets    # fasterai 0.3's name: an alias, the same method
 
@@ -588,28 +456,13 @@ def _sweep_to_layer_targets(self:SweepResult,
                             max_pct:float=99,      # no layer gets more
                             budget:str='params',   # weigh layers by 'params' or by compute ('flops', MACs)
                             metric:str|None=None,  # allocate by this metric's curves (None: `metric_name`)
-                            extrapolate:bool=False # allow levels beyond each layer's highest measured one (its curve goes on at its last slope)
+                            extrapolate:bool=False # allow levels beyond each layer's highest measured one (last slope)
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
         check_flag('extrapolate', extrapolate)
-        self = _for_targets(self, metric, target_pct, min_pct, max_pct)
-        if budget not in ('params', 'flops'): raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
-        d = self.deltas
-        idx = {c.name: j for j, c in enumerate(self.layers)}
-        units = _units([c for j, c in enumerate(self.layers) if not np.all(np.isnan(d[j]))], self.kind)
-        if not units: raise ValueError("no measured layer in this sweep: nothing to allocate")
-        if budget == 'flops':
-            nomacs = [c.name for u in units for c in u if c.macs is None]
-            if nomacs: raise ValueError(f"budget='flops' needs the MACs recorded by the sweep; missing for {nomacs}")
-            w = [sum(c.macs for c in u) for u in units]
-        else: w = [sum(_layer_params(model, u)) for u in units]
-        curves = []
-        for u in units:
-            dj = d[idx[u[0].name]]; ok = ~np.isnan(dj)
-            curves.append((np.array(self.levels, dtype=float)[ok], dj[ok]))
-        t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate)
-        return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
+        s = _for_targets(self, metric, target_pct, min_pct, max_pct)
+        return sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate)
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
 @_method(SweepResult, 'summary')

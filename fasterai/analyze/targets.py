@@ -8,9 +8,11 @@ import math
 import numpy as np
 from ..core.units import check_percent
 from ..core.knapsack import hull_path
+from ..core.select import candidate_units
 
 # %% auto #0
-__all__ = ['check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets']
+__all__ = ['check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets', 'allocation_units', 'layer_params',
+           'result_targets', 'sweep_targets']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
 def check_bounds(target_pct,  # the weighted mean of the targets, in percent
@@ -131,3 +133,64 @@ def curve_targets(curves,                  # per unit, `(levels, damage)` measur
         if saved <= need: x[u], need = grids[u][a], need - saved
         else: x[u], need = x[u] + need / w[u], 0.
     return np.clip(x, lo, hi)
+
+# %% ../../nbs/analyze/targets.ipynb #2e6372c1
+def allocation_units(layers:list,  # the measured layers of a result
+                     kind,         # the result's `Compression` class: coupled layers share a unit when `structured`
+                    ) -> list[list]:
+    "The layers grouped into allocation units: the coupled layers of a structured kind (pruning) form one unit."
+    units, by_group = [], {}
+    for l in layers:
+        if not (kind.structured and l.group is not None): units.append([l])
+        elif l.group in by_group: by_group[l.group].append(l)
+        else:
+            by_group[l.group] = [l]
+            units.append(by_group[l.group])
+    return units
+
+def layer_params(model,        # the model the targets are for; None: the `params` the layers stored
+                 layers:list,  # layers of a result (their `name` and `params`)
+                ) -> list[int]:
+    "Weights of each layer, counted in `model` (or the stored `params` when `model` is None)."
+    if model is None:
+        none = [l.name for l in layers if not l.params]
+        if none: raise ValueError(f"layers {none} have no parameter count (the result was read from another tool's "
+                                  f"file): pass the model")
+        return [l.params for l in layers]
+    mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}   # layers and weight parameters
+    missing = [l.name for l in layers if getattr(mods.get(l.name), 'weight', None) is None]
+    if missing: raise ValueError(f"layers {missing} of the result are not weighted layers of this model")
+    return [mods[l.name].weight.numel() for l in layers]
+
+def result_targets(r, model, target_pct:float, min_pct:float, max_pct:float, gamma:float) -> dict[str, float]:
+    "The targets `SensitivityResult.to_layer_targets` gives for result `r` (reading its metric; arguments checked)."
+    units = allocation_units([l for l in r.layers if l.measured], r.kind)
+    if not units: raise ValueError("no measured layer in this result: nothing to allocate")
+    w = [sum(layer_params(model, u)) for u in units]
+    t = scaled_targets([u[0].delta for u in units], w, target_pct, min_pct, max_pct, gamma)
+    return {l.name: float(ti) for u, ti in zip(units, t) for l in u}
+
+def _unit_weights(units:list, model, budget:str) -> list:
+    "The weight of each unit: its parameters, or (`budget='flops'`) its MACs as recorded by the sweep."
+    if budget == 'params': return [sum(layer_params(model, u)) for u in units]
+    nomacs = [c.name for u in units for c in u if c.macs is None]
+    if nomacs: raise ValueError(f"budget='flops' needs the MACs recorded by the sweep; missing for {nomacs}")
+    return [sum(c.macs for c in u) for u in units]
+
+def sweep_targets(s, model, target_pct:float, min_pct:float, max_pct:float, budget:str,
+                  extrapolate:bool) -> dict[str, float]:
+    "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
+    if budget not in ('params', 'flops'):
+        raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
+    d = s.deltas
+    idx = {c.name: j for j, c in enumerate(s.layers)}
+    units = allocation_units([c for j, c in enumerate(s.layers) if not np.all(np.isnan(d[j]))], s.kind)
+    if not units: raise ValueError("no measured layer in this sweep: nothing to allocate")
+    w = _unit_weights(units, model, budget)
+    curves = []
+    for u in units:
+        dj = d[idx[u[0].name]]
+        ok = ~np.isnan(dj)
+        curves.append((np.array(s.levels, dtype=float)[ok], dj[ok]))
+    t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate)
+    return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
