@@ -45,16 +45,16 @@ class LayerSensitivity(_Record):
     prunable:bool|None=None         # pruning: False when nothing can be removed from this layer
     reason:str|None=None            # why the layer was not measured
     channels_removed:int|None=None  # pruning, and sparsity of whole filters/channels: channels removed (or zeroed)
-    ci_low:float|None=None          # low end of the delta's interval (NaN: none for this delta; None: the result has no intervals)
+    ci_low:float|None=None          # low end of the delta's interval (NaN: none for this delta; None: no intervals)
     ci_high:float|None=None         # high end of the delta's interval
-    others:dict|None=None           # the other metrics of the same evaluation: name -> {'compressed_metric', 'ci_low', 'ci_high'}
-    removed:dict|None=None          # what compressing it removes from the model: {'params', 'macs', 'bytes'} (a pruning group's, on each member)
-    note:str|None=None              # a caveat on the measured value (e.g. a quantization grid finer than the model's dtype resolves)
+    others:dict|None=None           # the other metrics: name -> {'compressed_metric', 'ci_low', 'ci_high'}
+    removed:dict|None=None          # what compressing it removes: {'params', 'macs', 'bytes'} (a pruning group's)
+    note:str|None=None              # a caveat on the measured value (e.g. a grid finer than the dtype resolves)
     _core = ('name', 'layer_type', 'params', 'baseline_metric', 'compressed_metric', 'delta')
 
     @property
     def status(self) -> str:
-        "'failed' (compressing or evaluating it raised: `reason` says at which level and what), 'unprunable', or 'measured'."
+        "'failed' (compressing or evaluating it raised: `reason` says where and what), 'unprunable', or 'measured'."
         return _status(self)
 
     @property
@@ -71,7 +71,8 @@ class LayerSensitivity(_Record):
         others = {k: v for k, v in self.others.items() if k != new}
         others[old] = {'compressed_metric': self.compressed_metric, **_interval(self.ci_low, self.ci_high)}
         c = o['compressed_metric']
-        return replace(self, baseline_metric=baseline, compressed_metric=c, delta=float(damage(baseline, c, higher_is_better)),
+        return replace(self, baseline_metric=baseline, compressed_metric=c,
+                       delta=float(damage(baseline, c, higher_is_better)),
                        ci_low=o.get('ci_low'), ci_high=o.get('ci_high'), others=others)
 
 # %% ../../nbs/analyze/results.ipynb #134dc088
@@ -82,15 +83,15 @@ class SensitivityResult(_Layers):
     compression_level:float                     # in the kind's unit: percent (sparsity, pruning) or bits (quantization)
     baseline_metric:float                       # metric of the untouched model
     layers:list                                 # `LayerSensitivity` per layer, in model order
-    metric_name:str='accuracy'                  # what `eval_fn` returns (with several metrics: the one this result reads)
+    metric_name:str='accuracy'                  # what `eval_fn` returns (with several metrics: the one read)
     higher_is_better:bool=True                  # sign convention of `delta`
     settings:dict=field(default_factory=dict)   # criteria, granularity, ... as used
     timing:Timing|None=None                     # eval_fn calls and seconds (not saved in CSV, not compared)
-    method:str='measured'                       # 'measured', or how it was estimated: 'taylor', 'fisher' (`fasterai.analyze.estimate`)
+    method:str='measured'                       # 'measured', or how it was estimated: 'taylor', 'fisher' (`estimate`)
     other_metrics:dict|None=None                # the other metrics: name -> {'baseline_metric', 'higher_is_better'}
-    confidence:dict|None=None                   # how the intervals were made (method, level, resamples, seed, samples), or {'reason': why none}
-    costs:dict|None=None                        # the cost model the analysis recorded (`fasterai.analyze.costs.CostModel`, as a dict): a plan needs no model pass
-    coverage:dict|None=None                     # the model's weight parameters and those outside the analysis (`fasterai.core.select.weight_inventory`)
+    confidence:dict|None=None                   # how the intervals were made (method, level, ...), or {'reason': ...}
+    costs:dict|None=None                        # the analysis's `CostModel` as a dict: a plan needs no model pass
+    coverage:dict|None=None                     # weight parameters, and those outside the analysis (`weight_inventory`)
     _core = ('compression_type', 'compression_level', 'baseline_metric', 'layers', 'metric_name',
              'higher_is_better', 'settings')
 
@@ -108,18 +109,21 @@ class SensitivityResult(_Layers):
 
     @property
     def weight_coverage(self) -> float|None:
-        "Percent of the model's weight parameters (embeddings apart) in the measured layers, or cut with them (pruning: attention's in_proj_weight); None: not recorded."
+        """Percent of the model's weight parameters (embeddings apart) in the measured layers, or cut with them
+        (pruning: attention's in_proj_weight); None: not recorded."""
         return coverage_pct(self, [l for l in self.layers if l.measured])
 
     def to_dataframe(self) -> pd.DataFrame:
-        "One row per layer, in model order: every field, `within_noise` with intervals, and each other metric's value and delta."
+        """One row per layer, in model order: every field, `within_noise` with intervals,
+        and each other metric's value and delta."""
         rows = []
         for l in self.layers:
             row = {k: v for k, v in l.as_dict().items() if k not in ('others', 'removed')}
             if l.ci_low is not None: row['within_noise'] = l.within_noise
             row.update({f"{k}_removed": v for k, v in (l.removed or {}).items()})
             for k, o in (l.others or {}).items():
-                row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'), o.get('ci_high')))
+                row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'),
+                                       o.get('ci_high')))
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -132,7 +136,8 @@ class SensitivityResult(_Layers):
 def _other_cols(name:str, value:float, info:dict, lo=None, hi=None) -> dict:
     "DataFrame columns of another metric: its value, its delta, and its interval when it has one."
     out = {name: value, f"{name}_delta": float(damage(info['baseline_metric'], value, info['higher_is_better']))}
-    if lo is not None: out.update({f"{name}_ci_low": lo, f"{name}_ci_high": hi, f"{name}_within_noise": within_noise(lo, hi)})
+    if lo is not None:
+        out.update({f"{name}_ci_low": lo, f"{name}_ci_high": hi, f"{name}_within_noise": within_noise(lo, hi)})
     return out
 
 # %% ../../nbs/analyze/results.ipynb #80648038
@@ -230,16 +235,16 @@ class LayerCurve(_Record):
     prunable:bool|None=None           # pruning: False when nothing can be removed from this layer
     reason:str|None=None              # why the layer was not measured
     channels_removed:list|None=None   # pruning, and sparsity of whole filters/channels: channels removed at each level
-    ci_low:list|None=None             # low end of each level's delta interval (NaN: none; None: the sweep has no intervals)
+    ci_low:list|None=None             # low end of each level's delta interval (NaN: none; None: no intervals)
     ci_high:list|None=None            # high end of each level's delta interval
     others:dict|None=None             # the other metrics: name -> {'metrics': [...], 'ci_low': [...], 'ci_high': [...]}
-    removed:dict|None=None            # what compressing it removes from the model at each level: {'params': [...], 'macs': [...], 'bytes': [...]} (NaN: not recorded)
-    note:str|None=None                # a caveat on the measured values (e.g. a quantization grid finer than the model's dtype resolves)
+    removed:dict|None=None            # what compressing it removes at each level: {'params': [...], 'macs', 'bytes'}
+    note:str|None=None                # a caveat on the measured values (e.g. a grid finer than the dtype resolves)
     _core = ('name', 'layer_type', 'params', 'metrics')
 
     @property
     def status(self) -> str:
-        "'failed' (compressing or evaluating it raised: `reason` says at which level and what), 'unprunable', or 'measured'."
+        "'failed' (compressing or evaluating it raised: `reason` says where and what), 'unprunable', or 'measured'."
         return _status(self)
 
     def _with_metric(self, new:str, old:str, baseline:float, higher_is_better:bool) -> LayerCurve:
@@ -247,7 +252,8 @@ class LayerCurve(_Record):
         o = self.others[new]
         others = {k: v for k, v in self.others.items() if k != new}
         others[old] = {'metrics': list(self.metrics), **_interval(self.ci_low, self.ci_high)}
-        return replace(self, metrics=list(o['metrics']), ci_low=o.get('ci_low'), ci_high=o.get('ci_high'), others=others)
+        return replace(self, metrics=list(o['metrics']), ci_low=o.get('ci_low'), ci_high=o.get('ci_high'),
+                       others=others)
 
 # %% ../../nbs/analyze/results.ipynb #d3f8b639
 @dataclass(eq=False)
@@ -257,22 +263,23 @@ class SweepResult(_Layers):
     levels:list                                 # percent or bits, in the order measured (increasing compression)
     baseline_metric:float                       # metric of the untouched model, one for all levels
     layers:list                                 # `LayerCurve` per layer, in model order
-    metric_name:str='accuracy'                  # what `eval_fn` returns (with several metrics: the one this result reads)
+    metric_name:str='accuracy'                  # what `eval_fn` returns (with several metrics: the one read)
     higher_is_better:bool=True                  # sign convention of `delta`
     early_stop:tuple|None=None                  # `(mode, value)` as given to `sweep`
     settings:dict=field(default_factory=dict)   # criteria, granularity, ... as used
     timing:Timing|None=None                     # eval_fn calls and seconds (not saved in CSV, not compared)
     other_metrics:dict|None=None                # the other metrics: name -> {'baseline_metric', 'higher_is_better'}
-    confidence:dict|None=None                   # how the intervals were made (method, level, resamples, seed, samples), or {'reason': why none}
-    costs:dict|None=None                        # the cost model the analysis recorded (`fasterai.analyze.costs.CostModel`, as a dict): a plan needs no model pass
-    coverage:dict|None=None                     # the model's weight parameters and those outside the analysis (`fasterai.core.select.weight_inventory`)
+    confidence:dict|None=None                   # how the intervals were made (method, level, ...), or {'reason': ...}
+    costs:dict|None=None                        # the analysis's `CostModel` as a dict: a plan needs no model pass
+    coverage:dict|None=None                     # weight parameters, and those outside the analysis (`weight_inventory`)
     _core = ('compression_type', 'levels', 'baseline_metric', 'layers', 'metric_name', 'higher_is_better', 'settings')
 
     def __post_init__(self): check_flag('higher_is_better', self.higher_is_better)
 
     @property
     def weight_coverage(self) -> float|None:
-        "Percent of the model's weight parameters (embeddings apart) in the layers measured at some level, or cut with them (pruning: attention's in_proj_weight); None: not recorded."
+        """Percent of the model's weight parameters (embeddings apart) in the layers measured at some level,
+        or cut with them (pruning: attention's in_proj_weight); None: not recorded."""
         d = self.deltas
         return coverage_pct(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
 
@@ -284,8 +291,9 @@ class SweepResult(_Layers):
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         "`(low, high)` of every delta, layers × levels (NaN where there is no interval)."
-        def grid(k): return np.array([[math.nan] * len(self.levels) if getattr(c, k) is None else getattr(c, k) for c in self.layers],
-                                     dtype=float).reshape(len(self.layers), len(self.levels))
+        def grid(k):
+            rows = [[math.nan] * len(self.levels) if getattr(c, k) is None else getattr(c, k) for c in self.layers]
+            return np.array(rows, dtype=float).reshape(len(self.layers), len(self.levels))
         return grid('ci_low'), grid('ci_high')
 
     def _level_index(self, level) -> int:
@@ -296,8 +304,10 @@ class SweepResult(_Layers):
     def __repr__(self):
         lv = ', '.join(self.kind.format_level(l) for l in self.levels)
         head = f"SweepResult({self.compression_type} at [{lv}], {len(self.layers)} layers,"
-        tail = f"baseline {self.metric_name}={self.baseline_metric:.6g}{'' if not self.other_metrics else f' (+ {list(self.other_metrics)})'})"
-        return f"{head} {tail}" if len(head) + len(tail) < REPORT_WIDTH else f"{head}\n  {tail}"   # two lines when one is wider than the docs' column
+        others = '' if not self.other_metrics else f' (+ {list(self.other_metrics)})'
+        tail = f"baseline {self.metric_name}={self.baseline_metric:.6g}{others})"
+        # two lines when one is wider than the docs' column
+        return f"{head} {tail}" if len(head) + len(tail) < REPORT_WIDTH else f"{head}\n  {tail}"
 
 # %% ../../nbs/analyze/results.ipynb #167864cc
 def _reason_at(self:SweepResult, c:LayerCurve, i:int):
@@ -312,8 +322,8 @@ def _reason_at(self:SweepResult, c:LayerCurve, i:int):
 def _at_others(c:LayerCurve, i:int) -> dict|None:
     "The other metrics of curve `c` at level index `i`, as a `LayerSensitivity` holds them."
     if c.others is None: return None
-    return {k: {'compressed_metric': o['metrics'][i], **({'ci_low': o['ci_low'][i], 'ci_high': o['ci_high'][i]} if 'ci_low' in o else {})}
-            for k, o in c.others.items()}
+    def ci(o): return {'ci_low': o['ci_low'][i], 'ci_high': o['ci_high'][i]} if 'ci_low' in o else {}
+    return {k: {'compressed_metric': o['metrics'][i], **ci(o)} for k, o in c.others.items()}
 
 @_method(SweepResult, 'at')
 def _at(self:SweepResult,
@@ -325,17 +335,20 @@ def _at(self:SweepResult,
     ls = [LayerSensitivity(c.name, c.layer_type, c.params, self.baseline_metric, c.metrics[i], float(d[j]), c.macs,
                            c.group, None if c.group_members is None else list(c.group_members), c.prunable,
                            _reason_at(self, c, i), None if c.channels_removed is None else c.channels_removed[i],
-                           None if c.ci_low is None else c.ci_low[i], None if c.ci_high is None else c.ci_high[i], _at_others(c, i),
+                           None if c.ci_low is None else c.ci_low[i], None if c.ci_high is None else c.ci_high[i],
+                           _at_others(c, i),
                            None if c.removed is None else {k: v[i] for k, v in c.removed.items()}, c.note)
           for j, c in enumerate(self.layers)]
     return SensitivityResult(self.compression_type, self.levels[i], self.baseline_metric, ls, self.metric_name,
-                             self.higher_is_better, dict(self.settings), other_metrics=copy.deepcopy(self.other_metrics),
+                             self.higher_is_better, dict(self.settings),
+                             other_metrics=copy.deepcopy(self.other_metrics),
                              confidence=copy.deepcopy(self.confidence), costs=copy.deepcopy(self.costs),
                              coverage=copy.deepcopy(self.coverage))
 
 @_method(SweepResult, 'to_dataframe')
 def _sweep_to_dataframe(self:SweepResult) -> pd.DataFrame:
-    "Tidy: one row per layer and level (layer, level, metric, delta, status, interval and `within_noise`, other metrics, ...)."
+    """Tidy: one row per layer and level (layer, level, metric, delta, status, interval and `within_noise`,
+    other metrics, ...)."""
     d, rows = self.deltas, []
     for j, c in enumerate(self.layers):
         for i, lv in enumerate(self.levels):
@@ -345,13 +358,15 @@ def _sweep_to_dataframe(self:SweepResult) -> pd.DataFrame:
             row = {'layer': c.name, 'layer_type': c.layer_type, 'params': c.params, 'level': lv,
                    'metric': c.metrics[i], 'delta': float(d[j, i]), 'status': status}
             if c.ci_low is not None:
-                row.update(ci_low=c.ci_low[i], ci_high=c.ci_high[i], within_noise=within_noise(c.ci_low[i], c.ci_high[i]))
+                lo, hi = c.ci_low[i], c.ci_high[i]
+                row.update(ci_low=lo, ci_high=hi, within_noise=within_noise(lo, hi))
             if c.macs is not None: row['macs'] = c.macs
             if c.group is not None: row['group'] = c.group
             if c.channels_removed is not None: row['channels_removed'] = c.channels_removed[i]
             row.update({f"{k}_removed": v[i] for k, v in (c.removed or {}).items()})
             for k, o in (_at_others(c, i) or {}).items():
-                row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'), o.get('ci_high')))
+                row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'),
+                                       o.get('ci_high')))
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -374,7 +389,7 @@ def _plot_curves(self:SweepResult,
                  delta:bool=False,        # plot the damage instead of the metric
                  ax=None,                 # draw into this matplotlib Axes instead
                  layers=None,             # only these layers (names); None: all
-                 top:int|None=5,          # the `top` most damaged in colour and named, the others grey; None: all in colour
+                 top:int|None=5,          # the `top` most damaged in colour and named, the rest grey; None: all
                  metric:str|None=None,    # plot this metric (None: `metric_name`)
                 ):
     """Metric (or damage) against level, one line per layer, baseline dashed:
@@ -418,7 +433,7 @@ def from_nni_csv(cls,
                  **kwargs,        # `read_nni_csv`'s keywords: `metric_name`, `higher_is_better`, `compression`, `model`
                 ) -> SweepResult:
     "A sweep from an NNI sensitivity CSV: `fasterai.analyze.interop.read_nni_csv(path, baseline, ...)`."
-    from .interop import read_nni_csv
+    from fasterai.analyze.interop import read_nni_csv
     return read_nni_csv(path, baseline, **kwargs)
 
 @_method(SweepResult)
@@ -427,16 +442,16 @@ def to_nni_csv(self:SweepResult,
                metric:str|None=None,  # the metric to write (None: `metric_name`): NNI files hold one
               ):
     "Write the sweep as NNI's `SensitivityAnalysis.export` does: `fasterai.analyze.interop.write_nni_csv`."
-    from .interop import write_nni_csv
+    from fasterai.analyze.interop import write_nni_csv
     return write_nni_csv(self, path, metric)
 
 @_method(SweepResult, kind=classmethod)
 def from_distiller_csv(cls,
                        path,      # Distiller's sensitivity.csv
-                       **kwargs,  # `read_distiller_csv`'s keywords: `metric`, `higher_is_better`, `compression`, `baseline`, `model`
+                       **kwargs,  # `read_distiller_csv`'s: `metric`, `higher_is_better`, `compression`, `baseline`, ...
                       ) -> SweepResult:
     "A sweep from Distiller's sensitivity.csv: `fasterai.analyze.interop.read_distiller_csv(path, ...)`."
-    from .interop import read_distiller_csv
+    from fasterai.analyze.interop import read_distiller_csv
     return read_distiller_csv(path, **kwargs)
 
 @_method(SweepResult)
@@ -444,13 +459,13 @@ def to_distiller_csv(self:SweepResult,
                      path,              # the CSV file to write
                     ):
     "Write the sweep as Distiller's sensitivity.csv: `fasterai.analyze.interop.write_distiller_csv`."
-    from .interop import write_distiller_csv
+    from fasterai.analyze.interop import write_distiller_csv
     return write_distiller_csv(self, path)
 
 # %% ../../nbs/analyze/results.ipynb #64b78e1f
 @_method(SweepResult, 'to_layer_targets')
 def _sweep_to_layer_targets(self:SweepResult,
-                            model,                 # the model the targets are for (parameter counts); None: stored counts
+                            model,                 # the model the targets are for (parameter counts); None: stored
                             target_pct:float,      # weighted mean of the targets, in percent
                             min_pct:float=0,       # no layer gets less
                             max_pct:float=99,      # no layer gets more
