@@ -28,12 +28,14 @@ def _mark_noise(ax, bars, x, d, lo, hi, confidence:dict|None):
     from matplotlib.patches import Patch
     ok = np.isfinite(lo) & np.isfinite(d)
     if not ok.any(): return
-    ax.errorbar(x[ok], d[ok], yerr=[d[ok] - lo[ok], hi[ok] - d[ok]], fmt='none', ecolor='black', elinewidth=0.8, capsize=2)
+    ax.errorbar(x[ok], d[ok], yerr=[d[ok] - lo[ok], hi[ok] - d[ok]], fmt='none', ecolor='black', elinewidth=0.8,
+                capsize=2)
     for i in [i for i in np.flatnonzero(ok) if lo[i] <= 0 <= hi[i]]:
         bars[i].set_hatch('///')
         bars[i].set_edgecolor('grey')
-    ax.legend(handles=[Patch(facecolor='white', edgecolor='grey', hatch='///',
-                             label=f"within noise ({confidence['level']:.0%} interval contains 0)")], fontsize=8, loc='upper right')
+    label = f"within noise ({confidence['level']:.0%} interval contains 0)"
+    patch = Patch(facecolor='white', edgecolor='grey', hatch='///', label=label)
+    ax.legend(handles=[patch], fontsize=8, loc='upper right')
 
 def plot_result(r,             # a `SensitivityResult`, reading the metric to plot
                 figsize:tuple, # size of a new figure
@@ -124,7 +126,8 @@ def _heat_cells(ax, d, noisy):
         ax.add_patch(Rectangle((i - .5, j - .5), 1, 1, fill=False, hatch='///', edgecolor='grey', lw=0))
     if d.size > 600: return
     for (j, i), v in np.ndenumerate(d):
-        if not np.isnan(v): ax.text(i, j, f"{v:.2g}" + ('~' if noisy[j, i] else ''), ha='center', va='center', fontsize=7)
+        if np.isnan(v): continue
+        ax.text(i, j, f"{v:.2g}" + ('~' if noisy[j, i] else ''), ha='center', va='center', fontsize=7)
 
 def plot_heatmap(s,                  # a `SweepResult`, reading the metric to plot
                  figsize:tuple|None, # size of a new figure (None: grows with the layers)
@@ -144,6 +147,7 @@ def plot_heatmap(s,                  # a `SweepResult`, reading the metric to pl
     ax.set_xticks(range(len(s.levels)), [s.kind.format_level(l) for l in s.levels])
     ax.set_yticks(range(len(s.layers)), s.names, fontsize=8)
     ax.figure.colorbar(im, ax=ax, label=f'delta ({s.metric_name} damage)')
-    ax.set_title(f"Damage per layer and level: {s.compression_type}" + (' (hatched: within noise)' if noisy.any() else ''))
+    hatched = ' (hatched: within noise)' if noisy.any() else ''
+    ax.set_title(f"Damage per layer and level: {s.compression_type}{hatched}")
     ax.figure.tight_layout()
     return ax

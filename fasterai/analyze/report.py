@@ -41,7 +41,8 @@ def _table(layers, metric_name, level:float|None=None) -> str:
 _SOURCE_KEYS = ('source', 'levels_as_written', 'metrics_as_written')   # settings of another tool's file (`interop`)
 
 def _baseline_line(r) -> str:
-    return f"Baseline {r.metric_name}: {r.baseline_metric:.4f} ({'higher' if r.higher_is_better else 'lower'} is better)"
+    better = 'higher' if r.higher_is_better else 'lower'
+    return f"Baseline {r.metric_name}: {r.baseline_metric:.4f} ({better} is better)"
 
 def _metrics_line(r) -> list[str]:
     if not r.other_metrics: return []
@@ -74,14 +75,16 @@ def _coverage_lines(r, measured:list) -> list[str]:
     e = c['embedding_params']
     reach = c.get('reached') or {}
     what = ', '.join(f"{k} ×{v['count']}" for k, v in reach.items())
-    held = f"{len(measured)} measured layers" + (f" and the weights their cuts reach ({what})" if reach else '') + " hold"
+    reached = f" and the weights their cuts reach ({what})" if reach else ''
+    held = f"{len(measured)} measured layers{reached} hold"
     out = [_fit(f"Coverage: {held} {coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
                 f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else ''))]
     if c['outside']:
         out += ["Weights outside the analysis:"]
         out += [f"  {k} ×{v['count']} ({v['params']:,} params)" for k, v in c['outside'].items()]
     if c.get('macs_uncounted'):                          # `fasterai.core.counter`: what the MAC count left out, and why
-        out += [_fit("MACs not counted (every MACs figure here leaves them out, a lower bound; their share is unknown):")]
+        out += [_fit("MACs not counted (every MACs figure here leaves them out, a lower bound; "
+                     "their share is unknown):")]
         out += [_fit(f"  {line}", '    ') for line in uncounted_lines(c['macs_uncounted'])]
     return out
 
@@ -94,7 +97,8 @@ def _noise_head(r) -> str|None:
     if r.metric_name in c.get('without', []):
         return _fit(f"Confidence: no interval for {r.metric_name}: the metric gives it as one number over all samples "
                     f"(intervals for {[m for m in r.metrics if m not in c['without']]})")
-    return (_fit(f"Confidence: {c['level']:.0%} {c['method']} intervals ({c['resamples']:,} resamples, seed {c['seed']})")
+    how = f"({c['resamples']:,} resamples, seed {c['seed']})"
+    return (_fit(f"Confidence: {c['level']:.0%} {c['method']} intervals {how}")
             + f"\n  over {c['samples']:,} samples; within noise = the interval contains 0 (marked ~)")
 
 def _noise_counts(r, deltas, los, his) -> list[str]:
@@ -146,7 +150,8 @@ def _ranking_lines(r, ms:list, top:int) -> list[str]:
     if not ms: return []
     c = r.confidence
     lv = c['level'] if c and 'level' in c and any(l.ci_low is not None for l in ms) else None
-    if len(ms) <= 2 * top: lines = ['', "Measured layers, most sensitive first:", _table(r.top(len(ms)), r.metric_name, lv)]
+    if len(ms) <= 2 * top:
+        lines = ['', "Measured layers, most sensitive first:", _table(r.top(len(ms)), r.metric_name, lv)]
     else:
         lines = ['', f"Most sensitive ({top}):", _table(r.top(top), r.metric_name, lv),
                  '', f"Most robust ({top}):", _table(r.top(top, most_sensitive=False), r.metric_name, lv)]

@@ -33,7 +33,8 @@ def dec_float(v,         # the value read from JSON or CSV
               what:str,  # the field's name, for the error message
              ) -> float:
     "A float: a JSON number, or one of 'nan', 'inf', '-inf'."
-    if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)) or (isinstance(v, str) and v not in ('nan', 'inf', '-inf')):
+    text = isinstance(v, str)
+    if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)) or (text and v not in ('nan', 'inf', '-inf')):
         raise ValueError(f"{what} should be a number, got {v!r}")
     return float(v)
 
@@ -41,7 +42,8 @@ def dec_int(v,         # the value read from JSON or CSV
             what:str,  # the field's name, for the error message
            ) -> int:
     "An integer (not a bool, not a float)."
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral): raise ValueError(f"{what} should be an integer, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise ValueError(f"{what} should be an integer, got {v!r}")
     return int(v)
 
 def dec_level(v,         # the value read from JSON or CSV
@@ -122,7 +124,8 @@ def read_json(path,      # the file to read
     if not isinstance(d, dict) or d.get('format') != FORMAT:
         raise ValueError(f"{path} is not a fasterai sensitivity file (no \"format\": \"{FORMAT}\")")
     if d.get('kind') != kind: raise ValueError(f"{path} holds a {d.get('kind')!r}, not a {kind}")
-    if d.get('version') != 1: raise ValueError(f"{path} has format version {d.get('version')!r}; this fasterai reads version 1")
+    if d.get('version') != 1:
+        raise ValueError(f"{path} has format version {d.get('version')!r}; this fasterai reads version 1")
     return {k: v for k, v in d.items() if k not in ('format', 'version', 'kind')}
 
 # %% ../../nbs/analyze/serialize.ipynb #22f16d03
@@ -176,7 +179,8 @@ def read_csv(path,       # the file to read
     bad = [i + 2 for i, r in enumerate(rows[1:]) if len(r) != len(head)]
     if bad:
         h = hint(path, head) if hint is not None else ''
-        raise ValueError(f"{path}: rows {bad[:5]} do not have {len(head)} cells like the header" + (f"; {h}" if h else ''))
+        raise ValueError(f"{path}: rows {bad[:5]} do not have {len(head)} cells like the header"
+                         + (f"; {h}" if h else ''))
     return head, [dict(zip(head, r)) for r in rows[1:]]
 
 def same_in_all_rows(rows:list,  # the rows, as `read_csv` gives them

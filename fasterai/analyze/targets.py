@@ -88,7 +88,8 @@ def damage_curve(levels,  # the measured levels of one unit
     lv, dm = np.asarray(levels, dtype=float), _finite_damage(damage)
     keep = lv > 0
     xs, ys = np.concatenate([[0.], lv[keep]]), np.concatenate([[0.], dm[keep]])
-    order = np.argsort(xs, kind='stable'); xs, ys = xs[order], ys[order]
+    order = np.argsort(xs, kind='stable')
+    xs, ys = xs[order], ys[order]
     if len(xs) >= 2:
         last = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) if xs[-1] > xs[-2] else 0.
         slope = max(last, ys[-1] / xs[-1], 1e-9)
@@ -107,7 +108,7 @@ def curve_targets(curves,                  # per unit, `(levels, damage)` measur
                   max_pct:float=99,        # no unit gets more
                   extrapolate:bool=False,  # allow levels beyond each unit's highest measured one
                  ) -> np.ndarray:
-    "Per-unit percents minimising the predicted total damage, weighted mean `target_pct`: the knapsack engine's hull path."
+    "Per-unit percents minimising the predicted total damage, weighted mean `target_pct`: the knapsack's hull path."
     t, lo, hi = check_bounds(target_pct, min_pct, max_pct)
     w = _check_weights(weights, len(curves))
     n = len(curves)
@@ -115,16 +116,20 @@ def curve_targets(curves,                  # per unit, `(levels, damage)` measur
                      for levels, _ in curves])
     reach = weighted_mean(tops, w)
     if t > reach + 1e-9:
-        raise ValueError(f"target_pct={target_pct!r} needs levels beyond the measured ones: within them (each unit up to its "
-                         f"highest measured level, at most max_pct={max_pct!r}) at most {reach:.2f}% can be reached; sweep "
-                         f"higher levels, or pass extrapolate=True to extend each curve by its last slope")
+        raise ValueError(f"target_pct={target_pct!r} needs levels beyond the measured ones: within them (each unit "
+                         f"up to its highest measured level, at most max_pct={max_pct!r}) at most {reach:.2f}% can be "
+                         f"reached; sweep higher levels, or pass extrapolate=True to extend each curve by its last "
+                         f"slope")
     if t == lo: return np.full(n, lo)
     grids, costs, damages = [], [], []
     for (levels, damage), top, wi in zip(curves, tops, w):
         f = damage_curve(levels, damage)
         xs = np.unique(np.concatenate([[lo, top], f.levels[(f.levels > lo) & (f.levels < top)]]))
-        d = np.maximum.accumulate(np.clip(f(xs), 0, None)) + 1e-12 * (xs - lo)   # gains are no damage; ties to the milder level
-        grids.append(xs); costs.append((wi * (100 - xs)).reshape(-1, 1)); damages.append(d)
+        # gains are no damage; ties go to the milder level
+        d = np.maximum.accumulate(np.clip(f(xs), 0, None)) + 1e-12 * (xs - lo)
+        grids.append(xs)
+        costs.append((wi * (100 - xs)).reshape(-1, 1))
+        damages.append(d)
     start, moves = hull_path(costs, damages)
     x = np.array([g[s] for g, s in zip(grids, start)])           # every unit at min_pct: its least damaging option
     need = (t - weighted_mean(x, w)) * w.sum()                  # weight x percent still to remove
