@@ -106,7 +106,8 @@ def load_json(cls,                # the class of the result to build
     try: return check(decode(cls, d, spec, cls.__name__, cls._core))
     except ValueError as e: raise ValueError(f"{path}: {e}") from e
 
-def check_result(r):
+def check_result(r,  # a `SensitivityResult`, as decoded
+                ):
     "Result `r`, checked: its other metrics are the same on every layer as in the result."
     names = set(r.other_metrics or {})
     bad = [l.name for l in r.layers if set(l.others or {}) != names]
@@ -164,7 +165,8 @@ _SWEEP_META = ['compression_type', 'metric_name', 'higher_is_better', 'baseline_
 _SWEEP_META_OPT = ['other_metrics', 'confidence']            # columns added later: files without them still load
 _CURVE_COLS = [k for k in CURVE_FIELDS if k not in ('name', 'metrics')]
 
-def check_sweep(s):
+def check_sweep(s,  # a `SweepResult`, as decoded
+               ):
     "Sweep `s`, checked: at least one level, one value per level in every list, the other metrics on every layer."
     if not s.levels: raise ValueError("a sweep needs at least one level")
     n, names = len(s.levels), set(s.other_metrics or {})

@@ -167,7 +167,13 @@ def layer_params(model,        # the model the targets are for; None: the `param
     if missing: raise ValueError(f"layers {missing} of the result are not weighted layers of this model")
     return [mods[l.name].weight.numel() for l in layers]
 
-def result_targets(r, model, target_pct:float, min_pct:float, max_pct:float, gamma:float) -> dict[str, float]:
+def result_targets(r,                # a `SensitivityResult`, reading the metric that allocates
+                   model,            # the model (parameter counts); None: the layers' stored counts
+                   target_pct:float, # the parameter-weighted mean of the targets, in percent
+                   min_pct:float,    # the least a layer gets
+                   max_pct:float,    # the most a layer gets
+                   gamma:float,      # 0: uniform; higher: fragile and robust layers further apart
+                  ) -> dict[str, float]:
     "The targets `SensitivityResult.to_layer_targets` gives for result `r` (reading its metric; arguments checked)."
     units = allocation_units([l for l in r.layers if l.measured], r.kind)
     if not units: raise ValueError("no measured layer in this result: nothing to allocate")
@@ -182,8 +188,14 @@ def _unit_weights(units:list, model, budget:str) -> list:
     if nomacs: raise ValueError(f"budget='flops' needs the MACs recorded by the sweep; missing for {nomacs}")
     return [sum(c.macs for c in u) for u in units]
 
-def sweep_targets(s, model, target_pct:float, min_pct:float, max_pct:float, budget:str,
-                  extrapolate:bool) -> dict[str, float]:
+def sweep_targets(s,                 # a `SweepResult`, reading the metric whose curves allocate
+                  model,             # the model (parameter counts); None: the layers' stored counts
+                  target_pct:float,  # the weighted mean of the targets, in percent
+                  min_pct:float,     # the least a layer gets
+                  max_pct:float,     # the most a layer gets
+                  budget:str,        # weigh the layers by 'params' or by 'flops' (the MACs the sweep recorded)
+                  extrapolate:bool,  # allow levels beyond a layer's highest measured one
+                 ) -> dict[str, float]:
     "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
     if budget not in ('params', 'flops'):
         raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
