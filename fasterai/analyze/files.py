@@ -6,9 +6,9 @@
 from __future__ import annotations
 from dataclasses import fields
 from .compressions import compressions
-from .serialize import (dec_str, dec_int, dec_float, dec_bool, dec_dict, dec_level, opt, list_of,
-                                        dec_map, dec_obj, decode, write_json, read_json, to_cell, from_cell, write_csv,
-                                        read_csv, same_in_all_rows)
+from .serialize import dec_str, dec_int, dec_float, dec_bool, dec_dict, dec_level, opt, list_of
+from .serialize import dec_map, dec_obj, decode, write_json, read_json, write_csv, read_csv
+from .serialize import to_cell, from_cell, same_in_all_rows
 
 # %% auto #0
 __all__ = ['LAYER_FIELDS', 'CURVE_FIELDS', 'TIMING_FIELDS', 'dec_kind', 'dec_record', 'result_fields', 'sweep_fields',

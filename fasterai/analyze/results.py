@@ -5,7 +5,7 @@
 # %% ../../nbs/analyze/results.ipynb #82ff6fd5
 from __future__ import annotations
 import copy, math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 from ..core.units import check_flag, fraction_warnings
@@ -15,8 +15,8 @@ from .confidence import within_noise
 from .records import Timing, damage, level_str, _Record, _Layers, _method, _interval
 from .report import REPORT_WIDTH, coverage_pct, result_report, sweep_report
 from .plots import plot_result, plot_curves, plot_heatmap
-from .files import (result_fields, sweep_fields, save_json, load_json, check_result, check_sweep,
-                                    result_to_csv, result_from_csv, sweep_to_csv, sweep_from_csv)
+from .files import result_fields, sweep_fields, save_json, load_json, check_result, check_sweep
+from .files import result_to_csv, result_from_csv, sweep_to_csv, sweep_from_csv
 
 _all_ = ['REPORT_WIDTH', 'Timing', 'damage', 'level_str']    # defined below this module, public here as before
 
