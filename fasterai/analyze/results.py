@@ -4,131 +4,25 @@
 
 # %% ../../nbs/analyze/results.ipynb #82ff6fd5
 from __future__ import annotations
-import copy, math, textwrap
-from dataclasses import dataclass, field, fields, replace
+import copy, math
+from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
-from ..core.select import candidate_units
 from ..core.units import check_flag, fraction_warnings
-from ..core.counter import uncounted_lines
-from .targets import check_bounds, scaled_targets, curve_targets
-from .compressions import get_compression, compressions, PERCENT
-from .confidence import within_noise, samples_to_separate
-from .serialize import (dec_str, dec_int, dec_float, dec_bool, dec_dict, dec_level, opt, list_of, decode,
-                                        write_json, read_json, to_cell, from_cell, write_csv, read_csv, same_in_all_rows)
+from .targets import check_bounds, result_targets, sweep_targets
+from .compressions import PERCENT
+from .confidence import within_noise
+from .records import Timing, damage, level_str, _Record, _Layers, _method, _interval
+from .report import REPORT_WIDTH, coverage_pct, result_report, sweep_report
+from .plots import plot_result, plot_curves, plot_heatmap
+from .files import result_fields, sweep_fields, save_json, load_json, check_result, check_sweep
+from .files import result_to_csv, result_from_csv, sweep_to_csv, sweep_from_csv
+
+_all_ = ['REPORT_WIDTH', 'Timing', 'damage', 'level_str']    # defined below this module, public here as before
 
 # %% auto #0
-__all__ = ['REPORT_WIDTH', 'Timing', 'damage', 'level_str', 'LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult',
-           'from_nni_csv', 'to_nni_csv', 'from_distiller_csv', 'to_distiller_csv']
-
-# %% ../../nbs/analyze/results.ipynb #b307fc4f
-@dataclass
-class Timing:
-    "Where an analysis spent its time: evaluating the metric (the user's `eval_fn`, or data + metric), and everything else."
-    n_evals:int=0               # evaluations of the metric, the baseline included
-    eval_seconds:float=0.       # wall time spent evaluating the metric (eval_fn, or data + metric)
-    total_seconds:float=0.      # wall time of the whole analyze/sweep call
-    floor_evals:int=0           # 1 + layers × levels: what any black-box analysis must call
-    interval_seconds:float=0.   # part of the overhead: computing the intervals (the bootstrap)
-    cost_seconds:float=0.       # part of the overhead: recording what each unit and level removes (`SensitivityAnalyzer(costs=True)`)
-    evaluation:str|None=None    # how the metric was evaluated, when there is something to say (the suffix path's cache)
-    sample_seconds:float=0.     # part of the overhead: keeping the per-sample values (bookkeeping)
-
-    @property
-    def overhead_seconds(self) -> float: return self.total_seconds - self.eval_seconds
-
-    @property
-    def overhead_pct(self) -> float:
-        "Time outside `eval_fn`, in percent of the time inside it."
-        return 100 * self.overhead_seconds / self.eval_seconds if self.eval_seconds > 0 else math.nan
-
-    def __str__(self):
-        parts = [f"{k} {100 * v / self.eval_seconds:.1f}%" for k, v in (('per-sample values', self.sample_seconds),
-                 ('intervals', self.interval_seconds), ('costs', self.cost_seconds))
-                 if v > 0 and self.eval_seconds > 0]
-        iv = f" ({', '.join(parts)})" if parts else ''
-        return (f"{self.n_evals} evaluations (floor {self.floor_evals}), {self.eval_seconds:.3f} s evaluating the metric, "
-                f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}"
-                + (f"; {self.evaluation}" if self.evaluation else ''))
-
-def damage(baseline:float,              # the intact model's metric
-           metric:float,                # the compressed model's metric
-           higher_is_better:bool=True,  # True for an accuracy, False for a loss
-          ) -> float:
-    "Positive = worse: `baseline - metric` when higher is better, else `metric - baseline`."
-    return baseline - metric if higher_is_better else metric - baseline
-
-def level_str(compression_type:str,  # a registered kind: 'sparsity', 'pruning', 'quantization', ...
-              level,                 # a level in the kind's unit (percent or bits)
-             ) -> str:
-    "A level with its unit, as the kind `compression_type` writes it: '50%', '8 bits'."
-    return get_compression(compression_type).format_level(level)
-
-# %% ../../nbs/analyze/results.ipynb #4800739a
-def _canon(o):
-    if isinstance(o, float) and math.isnan(o): return ('nan',)
-    if isinstance(o, dict): return {k: _canon(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)): return [_canon(v) for v in o]
-    return o
-
-class _Record:
-    "Mixin: `as_dict` over the dataclass fields, NaN-aware equality that ignores `timing`."
-    _core = ()                                 # fields always in `as_dict`; others only when not None
-    def as_dict(self) -> dict:
-        "The fields as plain Python values (lists and dicts copied)."
-        out = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name == 'timing' or (v is None and f.name not in self._core): continue
-            if f.name == 'layers': v = [l.as_dict() for l in v]
-            elif isinstance(v, (list, tuple, dict)): v = copy.deepcopy(list(v) if isinstance(v, tuple) else v)
-            out[f.name] = v
-        return out
-    def __eq__(self, other):
-        return type(self) is type(other) and _canon(self.as_dict()) == _canon(other.as_dict())
-
-class _Layers(_Record):
-    "Mixin for a result over layers: `len`, iteration, lookup by layer name, `names`, the metric it reads."
-    def __len__(self): return len(self.layers)
-    def __iter__(self): return iter(self.layers)
-    def __getitem__(self, name:str):
-        for l in self.layers:
-            if l.name == name: return l
-        raise KeyError(f"no layer {name!r} in this {type(self).__name__}; layers: {self.names}")
-    @property
-    def names(self) -> list[str]: return [l.name for l in self.layers]
-    @property
-    def kind(self) -> type:
-        "The `Compression` class registered as `compression_type`: what reports, plots and targets ask."
-        return get_compression(self.compression_type)
-    @property
-    def metrics(self) -> list[str]:
-        "Every metric the result holds, the one it reads (`metric_name`) first."
-        return [self.metric_name] + list(self.other_metrics or {})
-    def metric(self, name:str):
-        "This result reading metric `name`: ranking, targets, plots and reports use it; every metric is kept."
-        if name == self.metric_name: return replace(self)
-        if name not in self.metrics: raise ValueError(f"metric={name!r} is not in this result; its metrics: {self.metrics}")
-        o = self.other_metrics[name]
-        others = {k: v for k, v in self.other_metrics.items() if k != name}
-        others[self.metric_name] = {'baseline_metric': self.baseline_metric, 'higher_is_better': self.higher_is_better}
-        layers = [l._with_metric(name, self.metric_name, o['baseline_metric'], o['higher_is_better']) for l in self.layers]
-        return replace(self, metric_name=name, baseline_metric=o['baseline_metric'], higher_is_better=o['higher_is_better'],
-                       other_metrics=others, layers=layers)
-    def _pick(self, metric:str|None): return self if metric is None else self.metric(metric)
-
-def _method(cls, name:str|None=None, kind=None):
-    "Decorator: attach the function to `cls` as method `name` (default: its name without leading underscores)."
-    def deco(f):
-        n = name or f.__name__.lstrip('_')
-        f.__name__, f.__qualname__ = n, f"{cls.__name__}.{n}"
-        setattr(cls, n, kind(f) if kind else f)
-        return f
-    return deco
-
-def _interval(lo, hi) -> dict:
-    "The `ci_low`/`ci_high` entries of an interval (none when there is none)."
-    return {} if lo is None else {'ci_low': lo, 'ci_high': hi}
+__all__ = ['LayerSensitivity', 'SensitivityResult', 'LayerCurve', 'SweepResult', 'from_nni_csv', 'to_nni_csv',
+           'from_distiller_csv', 'to_distiller_csv', 'REPORT_WIDTH', 'Timing', 'damage', 'level_str']
 
 # %% ../../nbs/analyze/results.ipynb #97a718a1
 def _status(l) -> str:
@@ -151,16 +45,16 @@ class LayerSensitivity(_Record):
     prunable:bool|None=None         # pruning: False when nothing can be removed from this layer
     reason:str|None=None            # why the layer was not measured
     channels_removed:int|None=None  # pruning, and sparsity of whole filters/channels: channels removed (or zeroed)
-    ci_low:float|None=None          # low end of the delta's interval (NaN: none for this delta; None: the result has no intervals)
+    ci_low:float|None=None          # low end of the delta's interval (NaN: none for this delta; None: no intervals)
     ci_high:float|None=None         # high end of the delta's interval
-    others:dict|None=None           # the other metrics of the same evaluation: name -> {'compressed_metric', 'ci_low', 'ci_high'}
-    removed:dict|None=None          # what compressing it removes from the model: {'params', 'macs', 'bytes'} (a pruning group's, on each member)
-    note:str|None=None              # a caveat on the measured value (e.g. a quantization grid finer than the model's dtype resolves)
+    others:dict|None=None           # the other metrics: name -> {'compressed_metric', 'ci_low', 'ci_high'}
+    removed:dict|None=None          # what compressing it removes: {'params', 'macs', 'bytes'} (a pruning group's)
+    note:str|None=None              # a caveat on the measured value (e.g. a grid finer than the dtype resolves)
     _core = ('name', 'layer_type', 'params', 'baseline_metric', 'compressed_metric', 'delta')
 
     @property
     def status(self) -> str:
-        "'failed' (compressing or evaluating it raised: `reason` says at which level and what), 'unprunable', or 'measured'."
+        "'failed' (compressing or evaluating it raised: `reason` says where and what), 'unprunable', or 'measured'."
         return _status(self)
 
     @property
@@ -177,7 +71,8 @@ class LayerSensitivity(_Record):
         others = {k: v for k, v in self.others.items() if k != new}
         others[old] = {'compressed_metric': self.compressed_metric, **_interval(self.ci_low, self.ci_high)}
         c = o['compressed_metric']
-        return replace(self, baseline_metric=baseline, compressed_metric=c, delta=float(damage(baseline, c, higher_is_better)),
+        return replace(self, baseline_metric=baseline, compressed_metric=c,
+                       delta=float(damage(baseline, c, higher_is_better)),
                        ci_low=o.get('ci_low'), ci_high=o.get('ci_high'), others=others)
 
 # %% ../../nbs/analyze/results.ipynb #134dc088
@@ -188,15 +83,15 @@ class SensitivityResult(_Layers):
     compression_level:float                     # in the kind's unit: percent (sparsity, pruning) or bits (quantization)
     baseline_metric:float                       # metric of the untouched model
     layers:list                                 # `LayerSensitivity` per layer, in model order
-    metric_name:str='accuracy'                  # what `eval_fn` returns (with several metrics: the one this result reads)
+    metric_name:str='accuracy'                  # what `eval_fn` returns (with several metrics: the one read)
     higher_is_better:bool=True                  # sign convention of `delta`
     settings:dict=field(default_factory=dict)   # criteria, granularity, ... as used
     timing:Timing|None=None                     # eval_fn calls and seconds (not saved in CSV, not compared)
-    method:str='measured'                       # 'measured', or how it was estimated: 'taylor', 'fisher' (`fasterai.analyze.estimate`)
+    method:str='measured'                       # 'measured', or how it was estimated: 'taylor', 'fisher' (`estimate`)
     other_metrics:dict|None=None                # the other metrics: name -> {'baseline_metric', 'higher_is_better'}
-    confidence:dict|None=None                   # how the intervals were made (method, level, resamples, seed, samples), or {'reason': why none}
-    costs:dict|None=None                        # the cost model the analysis recorded (`fasterai.analyze.costs.CostModel`, as a dict): a plan needs no model pass
-    coverage:dict|None=None                     # the model's weight parameters and those outside the analysis (`fasterai.core.select.weight_inventory`)
+    confidence:dict|None=None                   # how the intervals were made (method, level, ...), or {'reason': ...}
+    costs:dict|None=None                        # the analysis's `CostModel` as a dict: a plan needs no model pass
+    coverage:dict|None=None                     # weight parameters, and those outside the analysis (`weight_inventory`)
     _core = ('compression_type', 'compression_level', 'baseline_metric', 'layers', 'metric_name',
              'higher_is_better', 'settings')
 
@@ -214,18 +109,21 @@ class SensitivityResult(_Layers):
 
     @property
     def weight_coverage(self) -> float|None:
-        "Percent of the model's weight parameters (embeddings apart) in the measured layers, or cut with them (pruning: attention's in_proj_weight); None: not recorded."
-        return _coverage_pct(self, [l for l in self.layers if l.measured])
+        """Percent of the model's weight parameters (embeddings apart) in the measured layers, or cut with them
+        (pruning: attention's in_proj_weight); None: not recorded."""
+        return coverage_pct(self, [l for l in self.layers if l.measured])
 
     def to_dataframe(self) -> pd.DataFrame:
-        "One row per layer, in model order: every field, `within_noise` with intervals, and each other metric's value and delta."
+        """One row per layer, in model order: every field, `within_noise` with intervals,
+        and each other metric's value and delta."""
         rows = []
         for l in self.layers:
             row = {k: v for k, v in l.as_dict().items() if k not in ('others', 'removed')}
             if l.ci_low is not None: row['within_noise'] = l.within_noise
             row.update({f"{k}_removed": v for k, v in (l.removed or {}).items()})
             for k, o in (l.others or {}).items():
-                row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'), o.get('ci_high')))
+                row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'),
+                                       o.get('ci_high')))
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -238,324 +136,65 @@ class SensitivityResult(_Layers):
 def _other_cols(name:str, value:float, info:dict, lo=None, hi=None) -> dict:
     "DataFrame columns of another metric: its value, its delta, and its interval when it has one."
     out = {name: value, f"{name}_delta": float(damage(info['baseline_metric'], value, info['higher_is_better']))}
-    if lo is not None: out.update({f"{name}_ci_low": lo, f"{name}_ci_high": hi, f"{name}_within_noise": within_noise(lo, hi)})
+    if lo is not None:
+        out.update({f"{name}_ci_low": lo, f"{name}_ci_high": hi, f"{name}_within_noise": within_noise(lo, hi)})
     return out
 
 # %% ../../nbs/analyze/results.ipynb #80648038
-def _ci_str(l) -> str:
-    "An interval as text, marked ~ when it contains 0."
-    if l.ci_low is None or math.isnan(l.ci_low): return 'n/a'
-    return f"[{l.ci_low:+.4f}, {l.ci_high:+.4f}]" + (' ~' if l.within_noise else '')
-
-def _table(layers, metric_name, level:float|None=None) -> str:
-    "The layers as a text table; with `level`, their intervals at that confidence level too."
-    df = pd.DataFrame({'layer': [l.name for l in layers], 'type': [l.layer_type for l in layers],
-                       'params': [l.params for l in layers], metric_name: [l.compressed_metric for l in layers],
-                       'delta': [l.delta for l in layers]})
-    if level is not None: df[f"{level:.0%} interval"] = [_ci_str(l) for l in layers]
-    return df.to_string(index=False, formatters={metric_name: '{:.4f}'.format, 'delta': '{:+.4f}'.format},
-                        line_width=REPORT_WIDTH)    # long layer names: the last columns continue below
-
-def _metrics_line(r) -> list[str]:
-    if not r.other_metrics: return []
-    o = list(r.other_metrics)
-    return [_fit(f"Metrics: {r.metric_name} (read here), {', '.join(o)} — another one with .metric('{o[0]}') or metric='{o[0]}'")]
-
-def _source_lines(settings:dict) -> list[str]:
-    "Where a result read from another tool's file came from, and how its levels were converted."
-    return [_fit(f"Source: {settings['source']}")] if 'source' in settings else []
-
-_SOURCE_KEYS = ('source', 'levels_as_written', 'metrics_as_written')   # settings of a file read from another tool (`fasterai.analyze.interop`)
-
-REPORT_WIDTH = 83      # a printed report's prose lines fit the docs' column (83 monospace characters at 1400 px)
-
-def _fit(line:str, indent:str='  ') -> str:
-    "A long prose line of a report wrapped at `REPORT_WIDTH` columns, the continuation lines indented."
-    return '\n'.join(textwrap.wrap(line, REPORT_WIDTH, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
-
-def _noise_head(r) -> str|None:
-    "What the intervals are (method, level, resamples, samples) — or why there are none; None when nothing was recorded."
-    c = r.confidence
-    if not c: return None
-    if 'reason' in c: return _fit(f"Confidence: no interval — {c['reason']}")
-    if r.metric_name in c.get('without', []):
-        return _fit(f"Confidence: no interval for {r.metric_name}: the metric gives it as one number over all samples "
-                    f"(intervals for {[m for m in r.metrics if m not in c['without']]})")
-    return (_fit(f"Confidence: {c['level']:.0%} {c['method']} intervals ({c['resamples']:,} resamples, seed {c['seed']})")
-            + f"\n  over {c['samples']:,} samples; within noise = the interval contains 0 (marked ~)")
-
-def _noise_counts(r, deltas, los, his) -> list[str]:
-    "For the deltas of one level: how many are within noise, and how many samples would separate fragile from robust layers."
-    c = r.confidence
-    if not c or 'method' not in c or r.metric_name in c.get('without', []): return []
-    d, lo, hi = (np.asarray(a, dtype=float) for a in (deltas, los, his))
-    ok = ~np.isnan(lo)
-    out = [f"{int(((lo <= 0) & (hi >= 0))[ok].sum())} of {int(ok.sum())} deltas within noise"]
-    need = samples_to_separate(d, lo, hi, c['samples'])
-    if math.isinf(need): out.append("the more and the less fragile halves of the layers have the same median delta: no number of samples separates them (any spread is in a few layers; see the deltas outside noise)")
-    elif not math.isnan(need):
-        out.append(f"about {need:,.0f} samples would separate the fragile from the robust layers at this spread "
-                   f"({c['samples']:,} evaluated: {'enough' if need <= c['samples'] else 'too few'})")
-    return out
-
-def _coverage_pct(r, measured:list) -> float|None:
-    c = r.coverage
-    if not c: return None
-    return 100 * (sum(l.params for l in measured) + c.get('reached_params', 0)) / c['weight_params'] if c['weight_params'] else math.nan
-
-def _coverage_lines(r, measured:list) -> list[str]:
-    "The share of the model's weight parameters the measured layers cover, and the weights outside the analysis."
-    c = r.coverage
-    if not c: return []
-    e = c['embedding_params']
-    reach = c.get('reached') or {}
-    what = ', '.join(f"{k} ×{v['count']}" for k, v in reach.items())
-    held = f"{len(measured)} measured layers" + (f" and the weights their cuts reach ({what})" if reach else '') + " hold"
-    out = [_fit(f"Coverage: {held} {_coverage_pct(r, measured):.1f}% of the model's {c['weight_params']:,} "
-                f"weight parameters" + (f" (embeddings apart: {e:,}, not analysed)" if e else ''))]
-    if c['outside']: out += ["Weights outside the analysis:"] + [f"  {k} ×{v['count']} ({v['params']:,} params)" for k, v in c['outside'].items()]
-    if c.get('macs_uncounted'):                          # `fasterai.core.counter`: what the MAC count left out, and why
-        out += [_fit("MACs not counted (every MACs figure here leaves them out, a lower bound; their share is unknown):")]
-        out += [_fit(f"  {line}", '    ') for line in uncounted_lines(c['macs_uncounted'])]
-    return out
-
-def _summary_text(self:SensitivityResult, top:int=5) -> str:
-    what = self.kind.format_level(self.compression_level)
-    sign = 'baseline - compressed' if self.higher_is_better else 'compressed - baseline'
-    ms = [l for l in self.layers if l.measured]
-    lines = [f"Sensitivity of {self.metric_name} to {self.compression_type} at {what}: {len(ms)} of {len(self.layers)} layers measured",
-             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
-             f"delta = {sign}, positive = damage"] + _coverage_lines(self, ms) + _metrics_line(self) + _source_lines(self.settings)
-    if self.method != 'measured':
-        lines.append(_fit(f"Estimated by {self.method!r}, not measured: the deltas are predictions (check them with rank_correlation)"))
-    shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
-    if shown: lines.append('Settings: ' + ', '.join(f"{k}={v}" for k, v in shown.items()))
-    lv = self.confidence['level'] if self.confidence and 'level' in self.confidence and any(l.ci_low is not None for l in ms) else None
-    if 0 < len(ms) <= 2 * top:
-        lines += ['', "Measured layers, most sensitive first:", _table(self.top(len(ms)), self.metric_name, lv)]
-    elif ms:
-        lines += ['', f"Most sensitive ({top}):", _table(self.top(top), self.metric_name, lv),
-                  '', f"Most robust ({top}):", _table(self.top(top, most_sensitive=False), self.metric_name, lv)]
-    if ms:
-        d = np.array([l.delta for l in ms])
-        lines += ['', f"delta over measured layers: mean {d.mean():+.4f}, median {np.median(d):+.4f}, max {d.max():+.4f}"]
-    head = _noise_head(self)
-    if head:
-        counts = _noise_counts(self, [l.delta for l in ms], [_nan(l.ci_low) for l in ms], [_nan(l.ci_high) for l in ms])
-        t = '; '.join(counts)
-        lines += ['', head] + ([t[0].upper() + t[1:]] if t else [])
-    um = [l for l in self.layers if not l.measured]
-    if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {l.name}: {l.reason or 'no measurement'}" for l in um]
-    lines += _note_lines(self.layers)
-    if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
-    return '\n'.join(lines)
-
-def _nan(x) -> float: return math.nan if x is None else x
-
-def _note_lines(layers:list) -> list:
-    "The caveats on measured values, each once, with the layers it concerns."
-    by = {}
-    for l in layers:
-        if l.note: by.setdefault(l.note, []).append(l.name)
-    out = []
-    for note, names in by.items():
-        who = 'every measured layer' if len(names) == len(layers) else f"{len(names)} layer(s): {names[:5]}{' ...' if len(names) > 5 else ''}"
-        out += ['', f"Note on {who}: {note}"]
-    return out
-
 @_method(SensitivityResult, 'summary')
 def _summary(self:SensitivityResult,
              top:int=5,                # how many of the most sensitive and of the most robust layers
              metric:str|None=None):    # report this metric (None: `metric_name`)
-    "Print a text report: the `top` most sensitive and most robust layers, their intervals, unmeasured layers, timing."
-    print(_summary_text(self._pick(metric), top))
+    "Print a text report: the most sensitive and most robust layers, their intervals, unmeasured layers, timing."
+    print(result_report(self._pick(metric), top))
 
 # %% ../../nbs/analyze/results.ipynb #2e46690f
-def _bar_colors(deltas):
-    import matplotlib
-    d = np.nan_to_num(np.clip(np.asarray(deltas, dtype=float), 0, None), nan=0., posinf=0.)
-    s = d / d.max() if d.max() > 0 else d
-    cmap = matplotlib.colormaps['RdYlGn_r']
-    return [cmap(0.1 + 0.8 * v) for v in s]
-
 @_method(SensitivityResult, 'plot')
 def _plot(self:SensitivityResult,
           figsize:tuple=(12, 5),   # size of a new figure
           ax=None,                 # draw into this matplotlib Axes instead
           metric:str|None=None):   # plot this metric (None: `metric_name`)
-    "Bar chart of `delta` per layer in model order: fragile red, robust green, unmeasured grey; intervals as error bars, bars within noise hatched."
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
-    self = self._pick(metric)
-    if ax is None: _, ax = plt.subplots(figsize=figsize)
-    d = np.array([l.delta for l in self.layers], dtype=float)
-    shown = np.where(np.isfinite(d), d, np.where(np.isposinf(d), np.nanmax(np.where(np.isfinite(d), d, np.nan), initial=0), 0))
-    x = np.arange(len(d))
-    bars = ax.bar(x, shown, color=_bar_colors(d))
-    lo = np.array([_nan(l.ci_low) for l in self.layers], dtype=float)
-    hi = np.array([_nan(l.ci_high) for l in self.layers], dtype=float)
-    ok = np.isfinite(lo) & np.isfinite(d)
-    if ok.any():
-        ax.errorbar(x[ok], d[ok], yerr=[d[ok] - lo[ok], hi[ok] - d[ok]], fmt='none', ecolor='black', elinewidth=0.8, capsize=2)
-        noisy = [i for i in np.flatnonzero(ok) if lo[i] <= 0 <= hi[i]]
-        for i in noisy: bars[i].set_hatch('///'); bars[i].set_edgecolor('grey')
-        ax.legend(handles=[Patch(facecolor='white', edgecolor='grey', hatch='///',
-                                 label=f"within noise ({self.confidence['level']:.0%} interval contains 0)")],
-                  fontsize=8, loc='upper right')
-    for i in np.flatnonzero(~np.isfinite(d)):
-        ax.bar(x[i], 0, color='lightgrey')
-        ax.annotate('n/a' if np.isnan(d[i]) else 'inf', (x[i], 0), ha='center', va='bottom', fontsize=8, color='grey')
-    ax.axhline(0, color='black', lw=0.8)
-    ax.set_xticks(x, [l.name for l in self.layers], rotation=90, fontsize=8)
-    ax.set_ylabel(f"delta ({self.metric_name} damage)")
-    ax.set_title(f"Sensitivity to {self.compression_type} at {self.kind.format_level(self.compression_level)} "
-                 f"(baseline {self.metric_name} {self.baseline_metric:.4g})")
-    ax.figure.tight_layout()
-    return ax
+    """Bar chart of `delta` per layer in model order: fragile red, robust green, unmeasured grey;
+    intervals as error bars, bars within noise hatched."""
+    return plot_result(self._pick(metric), figsize, ax)
 
 # %% ../../nbs/analyze/results.ipynb #8cd80c65
-def _dec_map(dec):
-    "A dict metric name -> `dec(value)`."
-    def f(v, what):
-        d = dec_dict(v, what)
-        return {dec_str(k, f"{what} key"): dec(x, f"{what}[{k!r}]") for k, x in d.items()}
-    return f
-
-def _dec_obj(spec:dict, required=()):
-    "A dict with the fields of `spec` (each through its decoder); unknown fields raise, `required` must be there."
-    return lambda v, what: decode(dict, v, spec, what, required)
-
-_dec_ci = {'ci_low': dec_float, 'ci_high': dec_float}
-_dec_others = _dec_map(_dec_obj({'baseline_metric': dec_float, 'higher_is_better': dec_bool}, ['baseline_metric', 'higher_is_better']))
-_dec_confidence = _dec_obj({'method': dec_str, 'level': dec_float, 'resamples': dec_int, 'seed': dec_int, 'samples': dec_int,
-                            'without': list_of(dec_str), 'reason': dec_str})
-_LAYER_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'baseline_metric': dec_float,
-                 'compressed_metric': dec_float, 'delta': dec_float, 'macs': opt(dec_int), 'group': opt(dec_str),
-                 'group_members': opt(list_of(dec_str)), 'prunable': opt(dec_bool), 'reason': opt(dec_str),
-                 'channels_removed': opt(dec_int), 'ci_low': opt(dec_float), 'ci_high': opt(dec_float),
-                 'others': opt(_dec_map(_dec_obj({'compressed_metric': dec_float, **_dec_ci}, ['compressed_metric']))),
-                 'removed': opt(_dec_map(dec_float)), 'note': opt(dec_str)}
-_TIMING_FIELDS = {'n_evals': dec_int, 'eval_seconds': dec_float, 'total_seconds': dec_float, 'floor_evals': dec_int,
-                  'interval_seconds': dec_float, 'cost_seconds': dec_float, 'evaluation': opt(dec_str), 'sample_seconds': dec_float}
-_TEXT_COLS = {'name': True, 'layer_type': True, 'compression_type': True, 'metric_name': True, 'layer': True,
-              'reason': 'opt', 'group': 'opt', 'method': True, 'note': 'opt'}   # CSV columns holding text as written
-
-def _dec_kind(v, what):
-    "The name of a registered compression kind (a file of a kind this session does not know cannot be read: its units are unknown)."
-    if not isinstance(v, str) or v not in compressions:
-        raise ValueError(f"{what}={v!r} is not a registered compression; known: {list(compressions)} "
-                         "(define and @register_compression its class before loading the file)")
-    return v
-
-def _dec_timing(v, what): return None if v is None else decode(Timing, v, _TIMING_FIELDS, what, list(_TIMING_FIELDS)[:4])
-def _timing_dict(t): return None if t is None else {f.name: getattr(t, f.name) for f in fields(t)}
-def _dec_record(cls, spec): return lambda v, what: decode(cls, v, spec, what, cls._core)
-
-def _save_json(obj, path): write_json({**obj.as_dict(), 'timing': _timing_dict(obj.timing)}, path, type(obj).__name__)
-
-def _load_json(cls, path, spec, check=lambda r: r):
-    d = read_json(path, cls.__name__)
-    try: return check(decode(cls, d, spec, cls.__name__, cls._core))
-    except ValueError as e: raise ValueError(f"{path}: {e}") from e
-
 def _json_methods(cls, spec, what:str, check=lambda r: r):
     "Give `cls` its `to_json(path)` and `from_json(path)` (a classmethod), decoding with the field decoders `spec`."
     def to_json(self,
                 path,  # the JSON file to write
-               ): _save_json(self, path)
+               ): save_json(self, path)
     def from_json(cls_,
                   path,  # a JSON file written by `to_json`
-                 ): return _load_json(cls_, path, spec, check)
+                 ): return load_json(cls_, path, spec, check)
     to_json.__doc__ = "Save as JSON (everything, timing included)."
     from_json.__doc__ = f"Load {what} saved by `to_json`; a malformed file raises `ValueError`."
-    _method(cls)(to_json); _method(cls, kind=classmethod)(from_json)
+    _method(cls)(to_json)
+    _method(cls, kind=classmethod)(from_json)
 
-def _check_result(r:SensitivityResult) -> SensitivityResult:
-    "A result's other metrics are the same on every layer as in the result."
-    names = set(r.other_metrics or {})
-    bad = [l.name for l in r.layers if set(l.others or {}) != names]
-    if bad: raise ValueError(f"layers {bad} do not hold the other metrics {sorted(names)} of the result")
-    return r
-
-_RESULT_FIELDS = {'compression_type': _dec_kind, 'compression_level': dec_level, 'baseline_metric': dec_float,
-                  'metric_name': dec_str, 'higher_is_better': dec_bool, 'settings': dec_dict, 'timing': _dec_timing, 'method': dec_str,
-                  'other_metrics': opt(_dec_others), 'confidence': opt(_dec_confidence), 'costs': opt(dec_dict), 'coverage': opt(dec_dict),
-                  'layers': list_of(_dec_record(LayerSensitivity, _LAYER_FIELDS))}
-
-_json_methods(SensitivityResult, _RESULT_FIELDS, 'a result', _check_result)
+_RESULT_FIELDS = result_fields(LayerSensitivity, Timing)
+_json_methods(SensitivityResult, _RESULT_FIELDS, 'a result', check_result)
 
 # %% ../../nbs/analyze/results.ipynb #22254c8d
-_META = ['compression_type', 'compression_level', 'metric_name', 'higher_is_better', 'settings']
-_META_OPT = ['method', 'other_metrics', 'confidence']          # columns added later: files without them still load
-_FIRST_ROW = ['costs', 'coverage']                                         # metadata too large to repeat: written on the first row only
-
-def _first_row_meta(obj, j:int) -> list: return [getattr(obj, k) if j == 0 else None for k in _FIRST_ROW]
-
-def _read_first_row(rows:list, head:list, spec:dict) -> dict:
-    "The first-row-only metadata (None where the column is absent); a value on a later row raises."
-    out = {}
-    for k in _FIRST_ROW:
-        if k not in head: continue
-        late = [i + 2 for i, r in enumerate(rows[1:], 1) if r[k] != '']
-        if late: raise ValueError(f"column {k!r} is written on the first row only; rows {late[:5]} have a value")
-        out[k] = from_cell(rows[0][k], spec[k], f"row 2 {k}")
-    return out
-
 @_method(SensitivityResult, 'to_csv')
 def _to_csv(self:SensitivityResult,
             path,                    # the CSV file to write
            ):
-    "Save as CSV: one row per layer, the result's metadata repeated on each row (its cost model on the first; timing is not saved)."
-    meta = [getattr(self, k) for k in _META + _META_OPT]
-    write_csv(path, list(_LAYER_FIELDS) + _META + _META_OPT + _FIRST_ROW,
-              [[getattr(l, k) for k in _LAYER_FIELDS] + meta + _first_row_meta(self, j) for j, l in enumerate(self.layers)])
+    "Save as CSV: one row per layer, the metadata repeated on each row (its cost model on the first; no timing)."
+    result_to_csv(self, path)
 
 @_method(SensitivityResult, 'from_csv', classmethod)
 def _from_csv(cls,
               path,  # a CSV file written by `to_csv`
              ) -> SensitivityResult:
     "Load a result saved by `to_csv`; a malformed file raises `ValueError`."
-    head, rows = read_csv(path)
-    missing = [c for c in list(LayerSensitivity._core) + _META if c not in head]
-    if missing: raise ValueError(f"{path} is not a fasterai SensitivityResult CSV: missing columns {missing}")
-    try:
-        meta = same_in_all_rows(rows, {k: _RESULT_FIELDS[k] for k in _META + _META_OPT if k in head}, _TEXT_COLS)
-        layers = [LayerSensitivity(**{k: from_cell(r[k], dec, f"row {i + 2} {k}", _TEXT_COLS.get(k, False))
-                                      for k, dec in _LAYER_FIELDS.items() if k in r})
-                  for i, r in enumerate(rows)]
-        if len({repr(l.baseline_metric) for l in layers}) != 1: raise ValueError("baseline_metric differs between rows")
-        return _check_result(cls(meta['compression_type'], meta['compression_level'], layers[0].baseline_metric, layers,
-                                 meta['metric_name'], meta['higher_is_better'], meta['settings'], method=meta.get('method', 'measured'),
-                                 other_metrics=meta.get('other_metrics'), confidence=meta.get('confidence'),
-                                 **_read_first_row(rows, head, _RESULT_FIELDS)))
-    except ValueError as e: raise ValueError(f"{path}: {e}") from e
+    return result_from_csv(cls, LayerSensitivity, path, _RESULT_FIELDS)
 
 # %% ../../nbs/analyze/results.ipynb #975b0dd6
-def _units(layers, kind):
-    "Measured layers grouped into allocation units: the coupled layers of a structured kind (pruning) form one unit."
-    units, by_group = [], {}
-    for l in layers:
-        if kind.structured and l.group is not None:
-            if l.group in by_group: by_group[l.group].append(l); continue
-            by_group[l.group] = [l]; units.append(by_group[l.group])
-        else: units.append([l])
-    return units
-
-def _layer_params(model, layers) -> list[int]:
-    "Weights of each layer, counted in `model` (or the stored `params` when `model` is None)."
-    if model is None:
-        none = [l.name for l in layers if not l.params]
-        if none: raise ValueError(f"layers {none} have no parameter count (the result was read from another tool's file): "
-                                  f"pass the model")
-        return [l.params for l in layers]
-    mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}   # layers and weight parameters
-    missing = [l.name for l in layers if getattr(mods.get(l.name), 'weight', None) is None]
-    if missing: raise ValueError(f"layers {missing} of the result are not weighted layers of this model")
-    return [mods[l.name].weight.numel() for l in layers]
-
 def _check_percent_result(kind):
     if kind.unit is not PERCENT:
-        raise ValueError(f"to_layer_targets gives percents, for kinds measured in percent; this result is {kind.name} ({kind.unit.name})")
+        raise ValueError(f"to_layer_targets gives percents, for kinds measured in percent; "
+                         f"this result is {kind.name} ({kind.unit.name})")
 
 def _for_targets(r, metric, target_pct, min_pct, max_pct):
     "Result `r` reading `metric`, checked for percent targets: a kind measured in percent, a feasible target."
@@ -573,14 +212,11 @@ def _to_layer_targets(self:SensitivityResult,
                       gamma:float=1.0,         # 0: uniform; higher: fragile and robust layers further apart
                       metric:str|None=None     # allocate by this metric's damage (None: `metric_name`)
                      ) -> dict[str, float]:
-    "Per-layer percents, fragile layers less, whose parameter-weighted mean is `target_pct`; misleads far beyond the measured level."
+    """Per-layer percents, fragile layers less, whose parameter-weighted mean is `target_pct`;
+    misleads far beyond the measured level."""
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
-        self = _for_targets(self, metric, target_pct, min_pct, max_pct)
-        units = _units([l for l in self.layers if l.measured], self.kind)
-        if not units: raise ValueError("no measured layer in this result: nothing to allocate")
-        w = [sum(_layer_params(model, u)) for u in units]
-        t = scaled_targets([u[0].delta for u in units], w, target_pct, min_pct, max_pct, gamma)
-        return {l.name: float(ti) for u, ti in zip(units, t) for l in u}
+        r = _for_targets(self, metric, target_pct, min_pct, max_pct)
+        return result_targets(r, model, target_pct, min_pct, max_pct, gamma)
 
 SensitivityResult.to_schedule = SensitivityResult.to_layer_targets    # fasterai 0.3's name: an alias, the same method
 
@@ -599,16 +235,16 @@ class LayerCurve(_Record):
     prunable:bool|None=None           # pruning: False when nothing can be removed from this layer
     reason:str|None=None              # why the layer was not measured
     channels_removed:list|None=None   # pruning, and sparsity of whole filters/channels: channels removed at each level
-    ci_low:list|None=None             # low end of each level's delta interval (NaN: none; None: the sweep has no intervals)
+    ci_low:list|None=None             # low end of each level's delta interval (NaN: none; None: no intervals)
     ci_high:list|None=None            # high end of each level's delta interval
     others:dict|None=None             # the other metrics: name -> {'metrics': [...], 'ci_low': [...], 'ci_high': [...]}
-    removed:dict|None=None            # what compressing it removes from the model at each level: {'params': [...], 'macs': [...], 'bytes': [...]} (NaN: not recorded)
-    note:str|None=None                # a caveat on the measured values (e.g. a quantization grid finer than the model's dtype resolves)
+    removed:dict|None=None            # what compressing it removes at each level: {'params': [...], 'macs', 'bytes'}
+    note:str|None=None                # a caveat on the measured values (e.g. a grid finer than the dtype resolves)
     _core = ('name', 'layer_type', 'params', 'metrics')
 
     @property
     def status(self) -> str:
-        "'failed' (compressing or evaluating it raised: `reason` says at which level and what), 'unprunable', or 'measured'."
+        "'failed' (compressing or evaluating it raised: `reason` says where and what), 'unprunable', or 'measured'."
         return _status(self)
 
     def _with_metric(self, new:str, old:str, baseline:float, higher_is_better:bool) -> LayerCurve:
@@ -616,7 +252,8 @@ class LayerCurve(_Record):
         o = self.others[new]
         others = {k: v for k, v in self.others.items() if k != new}
         others[old] = {'metrics': list(self.metrics), **_interval(self.ci_low, self.ci_high)}
-        return replace(self, metrics=list(o['metrics']), ci_low=o.get('ci_low'), ci_high=o.get('ci_high'), others=others)
+        return replace(self, metrics=list(o['metrics']), ci_low=o.get('ci_low'), ci_high=o.get('ci_high'),
+                       others=others)
 
 # %% ../../nbs/analyze/results.ipynb #d3f8b639
 @dataclass(eq=False)
@@ -626,24 +263,25 @@ class SweepResult(_Layers):
     levels:list                                 # percent or bits, in the order measured (increasing compression)
     baseline_metric:float                       # metric of the untouched model, one for all levels
     layers:list                                 # `LayerCurve` per layer, in model order
-    metric_name:str='accuracy'                  # what `eval_fn` returns (with several metrics: the one this result reads)
+    metric_name:str='accuracy'                  # what `eval_fn` returns (with several metrics: the one read)
     higher_is_better:bool=True                  # sign convention of `delta`
     early_stop:tuple|None=None                  # `(mode, value)` as given to `sweep`
     settings:dict=field(default_factory=dict)   # criteria, granularity, ... as used
     timing:Timing|None=None                     # eval_fn calls and seconds (not saved in CSV, not compared)
     other_metrics:dict|None=None                # the other metrics: name -> {'baseline_metric', 'higher_is_better'}
-    confidence:dict|None=None                   # how the intervals were made (method, level, resamples, seed, samples), or {'reason': why none}
-    costs:dict|None=None                        # the cost model the analysis recorded (`fasterai.analyze.costs.CostModel`, as a dict): a plan needs no model pass
-    coverage:dict|None=None                     # the model's weight parameters and those outside the analysis (`fasterai.core.select.weight_inventory`)
+    confidence:dict|None=None                   # how the intervals were made (method, level, ...), or {'reason': ...}
+    costs:dict|None=None                        # the analysis's `CostModel` as a dict: a plan needs no model pass
+    coverage:dict|None=None                     # weight parameters, and those outside the analysis (`weight_inventory`)
     _core = ('compression_type', 'levels', 'baseline_metric', 'layers', 'metric_name', 'higher_is_better', 'settings')
 
     def __post_init__(self): check_flag('higher_is_better', self.higher_is_better)
 
     @property
     def weight_coverage(self) -> float|None:
-        "Percent of the model's weight parameters (embeddings apart) in the layers measured at some level, or cut with them (pruning: attention's in_proj_weight); None: not recorded."
+        """Percent of the model's weight parameters (embeddings apart) in the layers measured at some level,
+        or cut with them (pruning: attention's in_proj_weight); None: not recorded."""
         d = self.deltas
-        return _coverage_pct(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
+        return coverage_pct(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
 
     @property
     def deltas(self) -> np.ndarray:
@@ -653,8 +291,9 @@ class SweepResult(_Layers):
 
     def intervals(self) -> tuple[np.ndarray, np.ndarray]:
         "`(low, high)` of every delta, layers × levels (NaN where there is no interval)."
-        def grid(k): return np.array([[math.nan] * len(self.levels) if getattr(c, k) is None else getattr(c, k) for c in self.layers],
-                                     dtype=float).reshape(len(self.layers), len(self.levels))
+        def grid(k):
+            rows = [[math.nan] * len(self.levels) if getattr(c, k) is None else getattr(c, k) for c in self.layers]
+            return np.array(rows, dtype=float).reshape(len(self.layers), len(self.levels))
         return grid('ci_low'), grid('ci_high')
 
     def _level_index(self, level) -> int:
@@ -665,8 +304,10 @@ class SweepResult(_Layers):
     def __repr__(self):
         lv = ', '.join(self.kind.format_level(l) for l in self.levels)
         head = f"SweepResult({self.compression_type} at [{lv}], {len(self.layers)} layers,"
-        tail = f"baseline {self.metric_name}={self.baseline_metric:.6g}{'' if not self.other_metrics else f' (+ {list(self.other_metrics)})'})"
-        return f"{head} {tail}" if len(head) + len(tail) < REPORT_WIDTH else f"{head}\n  {tail}"   # two lines when one is wider than the docs' column
+        others = '' if not self.other_metrics else f' (+ {list(self.other_metrics)})'
+        tail = f"baseline {self.metric_name}={self.baseline_metric:.6g}{others})"
+        # two lines when one is wider than the docs' column
+        return f"{head} {tail}" if len(head) + len(tail) < REPORT_WIDTH else f"{head}\n  {tail}"
 
 # %% ../../nbs/analyze/results.ipynb #167864cc
 def _reason_at(self:SweepResult, c:LayerCurve, i:int):
@@ -681,8 +322,8 @@ def _reason_at(self:SweepResult, c:LayerCurve, i:int):
 def _at_others(c:LayerCurve, i:int) -> dict|None:
     "The other metrics of curve `c` at level index `i`, as a `LayerSensitivity` holds them."
     if c.others is None: return None
-    return {k: {'compressed_metric': o['metrics'][i], **({'ci_low': o['ci_low'][i], 'ci_high': o['ci_high'][i]} if 'ci_low' in o else {})}
-            for k, o in c.others.items()}
+    def ci(o): return {'ci_low': o['ci_low'][i], 'ci_high': o['ci_high'][i]} if 'ci_low' in o else {}
+    return {k: {'compressed_metric': o['metrics'][i], **ci(o)} for k, o in c.others.items()}
 
 @_method(SweepResult, 'at')
 def _at(self:SweepResult,
@@ -694,17 +335,20 @@ def _at(self:SweepResult,
     ls = [LayerSensitivity(c.name, c.layer_type, c.params, self.baseline_metric, c.metrics[i], float(d[j]), c.macs,
                            c.group, None if c.group_members is None else list(c.group_members), c.prunable,
                            _reason_at(self, c, i), None if c.channels_removed is None else c.channels_removed[i],
-                           None if c.ci_low is None else c.ci_low[i], None if c.ci_high is None else c.ci_high[i], _at_others(c, i),
+                           None if c.ci_low is None else c.ci_low[i], None if c.ci_high is None else c.ci_high[i],
+                           _at_others(c, i),
                            None if c.removed is None else {k: v[i] for k, v in c.removed.items()}, c.note)
           for j, c in enumerate(self.layers)]
     return SensitivityResult(self.compression_type, self.levels[i], self.baseline_metric, ls, self.metric_name,
-                             self.higher_is_better, dict(self.settings), other_metrics=copy.deepcopy(self.other_metrics),
+                             self.higher_is_better, dict(self.settings),
+                             other_metrics=copy.deepcopy(self.other_metrics),
                              confidence=copy.deepcopy(self.confidence), costs=copy.deepcopy(self.costs),
                              coverage=copy.deepcopy(self.coverage))
 
 @_method(SweepResult, 'to_dataframe')
 def _sweep_to_dataframe(self:SweepResult) -> pd.DataFrame:
-    "Tidy: one row per layer and level (layer, level, metric, delta, status, interval and `within_noise`, other metrics, ...)."
+    """Tidy: one row per layer and level (layer, level, metric, delta, status, interval and `within_noise`,
+    other metrics, ...)."""
     d, rows = self.deltas, []
     for j, c in enumerate(self.layers):
         for i, lv in enumerate(self.levels):
@@ -714,13 +358,15 @@ def _sweep_to_dataframe(self:SweepResult) -> pd.DataFrame:
             row = {'layer': c.name, 'layer_type': c.layer_type, 'params': c.params, 'level': lv,
                    'metric': c.metrics[i], 'delta': float(d[j, i]), 'status': status}
             if c.ci_low is not None:
-                row.update(ci_low=c.ci_low[i], ci_high=c.ci_high[i], within_noise=within_noise(c.ci_low[i], c.ci_high[i]))
+                lo, hi = c.ci_low[i], c.ci_high[i]
+                row.update(ci_low=lo, ci_high=hi, within_noise=within_noise(lo, hi))
             if c.macs is not None: row['macs'] = c.macs
             if c.group is not None: row['group'] = c.group
             if c.channels_removed is not None: row['channels_removed'] = c.channels_removed[i]
             row.update({f"{k}_removed": v[i] for k, v in (c.removed or {}).items()})
             for k, o in (_at_others(c, i) or {}).items():
-                row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'), o.get('ci_high')))
+                row.update(_other_cols(k, o['compressed_metric'], self.other_metrics[k], o.get('ci_low'),
+                                       o.get('ci_high')))
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -737,57 +383,19 @@ def _to_wide(self:SweepResult,
                         columns=list(self.levels))
 
 # %% ../../nbs/analyze/results.ipynb #f47c7bf0
-def _curve_rows(self:SweepResult, layers=None, top:int|None=None) -> list[int]:
-    "Indices of the layers to draw: those named in `layers` (model order), the `top` most damaged of them."
-    rows = list(range(len(self.layers)))
-    if layers is not None:
-        names = [layers] if isinstance(layers, str) else list(layers)
-        unknown = [n for n in names if n not in self.names]
-        if unknown: raise ValueError(f"layers {unknown} are not in this sweep; its layers: {self.names}")
-        if not names: raise ValueError("layers is empty: name at least one layer (or None for all)")
-        rows = [j for j in rows if self.names[j] in set(names)]
-    if top is not None:
-        if isinstance(top, bool) or not isinstance(top, int) or top < 1: raise ValueError(f"top={top!r} must be a positive integer")
-        worst = np.nan_to_num(np.nanmax(np.where(np.isnan(self.deltas), -np.inf, self.deltas), axis=1), nan=-np.inf)
-        rows = sorted(sorted(rows, key=lambda j: -worst[j])[:top])
-    return rows
-
 @_method(SweepResult, 'plot_curves')
 def _plot_curves(self:SweepResult,
                  figsize:tuple=(10, 6),   # size of a new figure
                  delta:bool=False,        # plot the damage instead of the metric
                  ax=None,                 # draw into this matplotlib Axes instead
                  layers=None,             # only these layers (names); None: all
-                 top:int|None=5,          # the `top` most damaged (of `layers`) in colour and in the legend, the others thin grey; None: all in colour
+                 top:int|None=5,          # the `top` most damaged in colour and named, the rest grey; None: all
                  metric:str|None=None,    # plot this metric (None: `metric_name`)
                 ):
-    "Metric (or damage) against level, one line per layer, baseline dashed: the most damaged layers in colour and named, the rest grey."
+    """Metric (or damage) against level, one line per layer, baseline dashed:
+    the most damaged layers in colour and named, the rest grey."""
     check_flag('delta', delta)
-    import matplotlib.pyplot as plt
-    self = self._pick(metric)
-    rows = _curve_rows(self, layers)
-    named = set(_curve_rows(self, layers, top))
-    if ax is None: _, ax = plt.subplots(figsize=figsize)
-    v = self.deltas if delta else np.array([c.metrics for c in self.layers], dtype=float).reshape(len(self.layers), -1)
-    x = np.array(self.levels, dtype=float)
-    for j in sorted(rows, key=lambda j: j in named):        # the grey lines first, under the coloured ones
-        c = self.layers[j]
-        if np.all(np.isnan(v[j])): continue
-        if j in named: line, = ax.plot(x, v[j], marker='o', ms=3, lw=1.5, label=c.name, zorder=3)
-        else: line, = ax.plot(x, v[j], lw=0.8, color='0.75', label='_nolegend_', zorder=2)
-        if c.stopped_at is not None:
-            k = self._level_index(c.stopped_at)
-            ax.plot(x[k], v[j, k], marker='x', ms=9 if j in named else 6, color=line.get_color(), label='_nolegend_', zorder=line.get_zorder())
-    ax.axhline(0 if delta else self.baseline_metric, color='black', ls='--', lw=1, label='baseline')
-    if self.kind.invert_axis(): ax.invert_xaxis()
-    ax.set_xlabel(self.kind.axis_label())
-    ax.set_ylabel(f'delta ({self.metric_name} damage)' if delta else self.metric_name)
-    what = ([f"{len(rows)} of {len(self.layers)} layers"] if len(rows) < len(self.layers) else []) \
-           + ([f"the {len(named)} most damaged in colour"] if len(named) < len(rows) else [])
-    ax.set_title(f"Sensitivity curves: {self.compression_type}" + (f" ({', '.join(what)})" if what else ''))
-    ax.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
-    ax.figure.tight_layout()
-    return ax
+    return plot_curves(self._pick(metric), figsize, delta, ax, layers, top)
 
 @_method(SweepResult, 'plot_heatmap')
 def _plot_heatmap(self:SweepResult,
@@ -795,108 +403,27 @@ def _plot_heatmap(self:SweepResult,
                   ax=None,                   # draw into this matplotlib Axes instead
                   metric:str|None=None):     # plot this metric (None: `metric_name`)
     "Heat map of the damage, layers × levels; grey = not measured, hatched = within noise."
-    import matplotlib, matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
-    self = self._pick(metric)
-    if ax is None: _, ax = plt.subplots(figsize=figsize or (2 + 0.9 * len(self.levels), 1 + 0.3 * len(self.layers)))
-    d = self.deltas
-    cmap = matplotlib.colormaps['RdYlGn_r'].with_extremes(bad='lightgrey')
-    fin = d[np.isfinite(d)]
-    vmin, vmax = (min(0., float(fin.min())), max(float(fin.max()), 1e-12)) if fin.size else (0., 1.)
-    im = ax.imshow(np.ma.masked_invalid(d), cmap=cmap, vmin=vmin, vmax=vmax, aspect='auto')
-    lo, hi = self.intervals()
-    noisy = (lo <= 0) & (hi >= 0)
-    for j, i in zip(*np.nonzero(noisy)):
-        ax.add_patch(Rectangle((i - .5, j - .5), 1, 1, fill=False, hatch='///', edgecolor='grey', lw=0))
-    if d.size <= 600:
-        for (j, i), v in np.ndenumerate(d):
-            if not np.isnan(v): ax.text(i, j, f"{v:.2g}" + ('~' if noisy[j, i] else ''), ha='center', va='center', fontsize=7)
-    ax.set_xticks(range(len(self.levels)), [self.kind.format_level(l) for l in self.levels])
-    ax.set_yticks(range(len(self.layers)), self.names, fontsize=8)
-    ax.figure.colorbar(im, ax=ax, label=f'delta ({self.metric_name} damage)')
-    ax.set_title(f"Damage per layer and level: {self.compression_type}" + (' (hatched: within noise)' if noisy.any() else ''))
-    ax.figure.tight_layout()
-    return ax
+    return plot_heatmap(self._pick(metric), figsize, ax)
 
 # %% ../../nbs/analyze/results.ipynb #aac2240a
-_dec_list_ci = {'ci_low': list_of(dec_float), 'ci_high': list_of(dec_float)}
-_CURVE_FIELDS = {'name': dec_str, 'layer_type': dec_str, 'params': dec_int, 'metrics': list_of(dec_float),
-                 'macs': opt(dec_int), 'stopped_at': opt(dec_level), 'group': opt(dec_str),
-                 'group_members': opt(list_of(dec_str)), 'prunable': opt(dec_bool), 'reason': opt(dec_str),
-                 'channels_removed': opt(list_of(opt(dec_int))), 'ci_low': opt(list_of(dec_float)), 'ci_high': opt(list_of(dec_float)),
-                 'others': opt(_dec_map(_dec_obj({'metrics': list_of(dec_float), **_dec_list_ci}, ['metrics']))),
-                 'removed': opt(_dec_map(list_of(dec_float))), 'note': opt(dec_str)}
-
-def _dec_early_stop(v, what):
-    if v is None: return None
-    if not (isinstance(v, (list, tuple)) and len(v) == 2 and isinstance(v[0], str)):
-        raise ValueError(f"{what} should be [mode, value], got {v!r}")
-    return (v[0], dec_level(v[1], f"{what}[1]"))
-
-_SWEEP_FIELDS = {'compression_type': _dec_kind, 'levels': list_of(dec_level), 'baseline_metric': dec_float,
-                 'metric_name': dec_str, 'higher_is_better': dec_bool, 'early_stop': _dec_early_stop,
-                 'settings': dec_dict, 'timing': _dec_timing, 'other_metrics': opt(_dec_others), 'confidence': opt(_dec_confidence),
-                 'costs': opt(dec_dict), 'coverage': opt(dec_dict), 'layers': list_of(_dec_record(LayerCurve, _CURVE_FIELDS))}
-
-def _check_sweep(s:SweepResult) -> SweepResult:
-    if not s.levels: raise ValueError("a sweep needs at least one level")
-    n, names = len(s.levels), set(s.other_metrics or {})
-    for c in s.layers:
-        lists = [('metrics', c.metrics), ('ci_low', c.ci_low), ('ci_high', c.ci_high)] + [
-            (f"others[{k!r}].{f}", o[f]) for k, o in (c.others or {}).items() for f in ('metrics', 'ci_low', 'ci_high') if f in o]
-        bad = [w for w, v in lists if v is not None and len(v) != n]
-        if bad: raise ValueError(f"layer {c.name!r}: {bad} do not have one value per level ({n})")
-        if (c.ci_low is None) != (c.ci_high is None): raise ValueError(f"layer {c.name!r}: ci_low and ci_high go together")
-        if set(c.others or {}) != names: raise ValueError(f"layer {c.name!r} does not hold the other metrics {sorted(names)} of the sweep")
-    return s
-
-_json_methods(SweepResult, _SWEEP_FIELDS, 'a sweep', _check_sweep)
-
-_SWEEP_META = ['compression_type', 'metric_name', 'higher_is_better', 'baseline_metric', 'early_stop', 'settings']
-_SWEEP_META_OPT = ['other_metrics', 'confidence']            # columns added later: files without them still load
-_CURVE_COLS = [k for k in _CURVE_FIELDS if k not in ('name', 'metrics')]
+_SWEEP_FIELDS = sweep_fields(LayerCurve, Timing)
+_json_methods(SweepResult, _SWEEP_FIELDS, 'a sweep', check_sweep)
 
 @_method(SweepResult, 'to_csv')
 def _sweep_to_csv(self:SweepResult,
                   path,              # the CSV file to write
                  ):
-    "Save as fasterai's wide CSV: layer, one column per level (the metric), then descriptive columns (for NNI's own format: `to_nni_csv`)."
-    meta = [getattr(self, k) for k in _SWEEP_META + _SWEEP_META_OPT]
-    write_csv(path, ['layer'] + [to_cell(l) for l in self.levels] + _CURVE_COLS + _SWEEP_META + _SWEEP_META_OPT + _FIRST_ROW,
-              [[c.name] + [float(m) for m in c.metrics] + [getattr(c, k) for k in _CURVE_COLS] + meta + _first_row_meta(self, j)
-               for j, c in enumerate(self.layers)])
-
-def _foreign_hint(path, head) -> str:
-    "What to call instead when `path` is another tool's sensitivity file."
-    first = head[0].strip().lower() if head else ''
-    if first == 'layername': return "it looks like an NNI CSV: load it with SweepResult.from_nni_csv(path, baseline=...)"
-    if first == 'parameter': return "it looks like a Distiller sensitivity.csv: load it with SweepResult.from_distiller_csv(path)"
-    return ''
+    """Save as fasterai's wide CSV: layer, one column per level (the metric), then descriptive columns
+    (for NNI's own format: `to_nni_csv`)."""
+    sweep_to_csv(self, path)
 
 @_method(SweepResult, 'from_csv', classmethod)
 def _sweep_from_csv(cls,
                     path,  # a CSV file written by `to_csv`
                    ) -> SweepResult:
-    "Load a sweep saved by `to_csv`; a malformed file raises `ValueError` (another tool's file: says which reader to use)."
-    head, rows = read_csv(path, hint=_foreign_hint)
-    known = {'layer'} | set(_CURVE_COLS) | set(_SWEEP_META) | set(_SWEEP_META_OPT) | set(_FIRST_ROW)
-    missing = [c for c in ['layer', 'layer_type', 'params'] + _SWEEP_META if c not in head]
-    if missing:
-        h = _foreign_hint(path, head)
-        raise ValueError(f"{path} is not a fasterai SweepResult CSV: missing columns {missing}" + (f"; {h}" if h else ''))
-    try:
-        level_cols = [h for h in head if h not in known]
-        levels = [from_cell(h, dec_level, f"level column {h!r}") for h in level_cols]
-        meta = same_in_all_rows(rows, {k: _SWEEP_FIELDS[k] for k in _SWEEP_META + _SWEEP_META_OPT if k in head}, _TEXT_COLS)
-        layers = []
-        for i, r in enumerate(rows):
-            kw = {k: from_cell(r[k], _CURVE_FIELDS[k], f"row {i + 2} {k}", _TEXT_COLS.get(k, False)) for k in _CURVE_COLS if k in r}
-            ms = [from_cell(r[h], dec_float, f"row {i + 2} level {h}") for h in level_cols]
-            layers.append(LayerCurve(name=r['layer'], metrics=ms, **kw))
-        return _check_sweep(cls(meta['compression_type'], levels, meta['baseline_metric'], layers, meta['metric_name'],
-                                meta['higher_is_better'], meta['early_stop'], meta['settings'], other_metrics=meta.get('other_metrics'),
-                                confidence=meta.get('confidence'), **_read_first_row(rows, head, _SWEEP_FIELDS)))
-    except ValueError as e: raise ValueError(f"{path}: {e}") from e
+    """Load a sweep saved by `to_csv`; a malformed file raises `ValueError`
+    (another tool's file: says which reader to use)."""
+    return sweep_from_csv(cls, LayerCurve, path, _SWEEP_FIELDS)
 
 # %% ../../nbs/analyze/results.ipynb #bfda679f
 @_method(SweepResult, kind=classmethod)
@@ -906,7 +433,7 @@ def from_nni_csv(cls,
                  **kwargs,        # `read_nni_csv`'s keywords: `metric_name`, `higher_is_better`, `compression`, `model`
                 ) -> SweepResult:
     "A sweep from an NNI sensitivity CSV: `fasterai.analyze.interop.read_nni_csv(path, baseline, ...)`."
-    from .interop import read_nni_csv
+    from fasterai.analyze.interop import read_nni_csv
     return read_nni_csv(path, baseline, **kwargs)
 
 @_method(SweepResult)
@@ -915,16 +442,16 @@ def to_nni_csv(self:SweepResult,
                metric:str|None=None,  # the metric to write (None: `metric_name`): NNI files hold one
               ):
     "Write the sweep as NNI's `SensitivityAnalysis.export` does: `fasterai.analyze.interop.write_nni_csv`."
-    from .interop import write_nni_csv
+    from fasterai.analyze.interop import write_nni_csv
     return write_nni_csv(self, path, metric)
 
 @_method(SweepResult, kind=classmethod)
 def from_distiller_csv(cls,
                        path,      # Distiller's sensitivity.csv
-                       **kwargs,  # `read_distiller_csv`'s keywords: `metric`, `higher_is_better`, `compression`, `baseline`, `model`
+                       **kwargs,  # `read_distiller_csv`'s: `metric`, `higher_is_better`, `compression`, `baseline`, ...
                       ) -> SweepResult:
     "A sweep from Distiller's sensitivity.csv: `fasterai.analyze.interop.read_distiller_csv(path, ...)`."
-    from .interop import read_distiller_csv
+    from fasterai.analyze.interop import read_distiller_csv
     return read_distiller_csv(path, **kwargs)
 
 @_method(SweepResult)
@@ -932,77 +459,29 @@ def to_distiller_csv(self:SweepResult,
                      path,              # the CSV file to write
                     ):
     "Write the sweep as Distiller's sensitivity.csv: `fasterai.analyze.interop.write_distiller_csv`."
-    from .interop import write_distiller_csv
+    from fasterai.analyze.interop import write_distiller_csv
     return write_distiller_csv(self, path)
 
 # %% ../../nbs/analyze/results.ipynb #64b78e1f
 @_method(SweepResult, 'to_layer_targets')
 def _sweep_to_layer_targets(self:SweepResult,
-                            model,                 # the model the targets are for (parameter counts); None: stored counts
+                            model,                 # the model the targets are for (parameter counts); None: stored
                             target_pct:float,      # weighted mean of the targets, in percent
                             min_pct:float=0,       # no layer gets less
                             max_pct:float=99,      # no layer gets more
                             budget:str='params',   # weigh layers by 'params' or by compute ('flops', MACs)
                             metric:str|None=None,  # allocate by this metric's curves (None: `metric_name`)
-                            extrapolate:bool=False # allow levels beyond each layer's highest measured one (its curve goes on at its last slope)
+                            extrapolate:bool=False # allow levels beyond each layer's highest measured one (last slope)
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
         check_flag('extrapolate', extrapolate)
-        self = _for_targets(self, metric, target_pct, min_pct, max_pct)
-        if budget not in ('params', 'flops'): raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
-        d = self.deltas
-        idx = {c.name: j for j, c in enumerate(self.layers)}
-        units = _units([c for j, c in enumerate(self.layers) if not np.all(np.isnan(d[j]))], self.kind)
-        if not units: raise ValueError("no measured layer in this sweep: nothing to allocate")
-        if budget == 'flops':
-            nomacs = [c.name for u in units for c in u if c.macs is None]
-            if nomacs: raise ValueError(f"budget='flops' needs the MACs recorded by the sweep; missing for {nomacs}")
-            w = [sum(c.macs for c in u) for u in units]
-        else: w = [sum(_layer_params(model, u)) for u in units]
-        curves = []
-        for u in units:
-            dj = d[idx[u[0].name]]; ok = ~np.isnan(dj)
-            curves.append((np.array(self.levels, dtype=float)[ok], dj[ok]))
-        t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate)
-        return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
+        s = _for_targets(self, metric, target_pct, min_pct, max_pct)
+        return sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate)
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
-def _sweep_summary_text(self:SweepResult) -> str:
-    lv = ', '.join(self.kind.format_level(l) for l in self.levels)
-    d = self.deltas
-    lines = [_fit(f"Sweep of {self.metric_name} under {self.compression_type} at {lv}: {len(self.layers)} layers, "
-                  f"{int((~np.isnan(d)).any(axis=1).sum())} measured"),
-             f"Baseline {self.metric_name}: {self.baseline_metric:.4f} ({'higher' if self.higher_is_better else 'lower'} is better)",
-             f"delta = damage, positive = worse"] + _coverage_lines(self, [c for j, c in enumerate(self.layers) if not np.isnan(d[j]).all()])
-    lines += _metrics_line(self) + _source_lines(self.settings)
-    shown = {k: v for k, v in self.settings.items() if k not in _SOURCE_KEYS}
-    if shown: lines.append('Settings: ' + ', '.join(f"{k}={v}" for k, v in shown.items()))
-    if self.early_stop: lines.append(f"Early stop: {self.early_stop[0]} {self.early_stop[1]:g}")
-    lo, hi = self.intervals()
-    noisy = (lo <= 0) & (hi >= 0)
-    cells = [[('n/a' if np.isnan(d[j, i]) else f"{d[j, i]:+.4f}" + ('~' if noisy[j, i] else ''))
-              for i in range(len(self.levels))] for j in range(len(self.layers))]
-    table = pd.DataFrame(cells, index=pd.Index(self.names, name='layer'), columns=[self.kind.format_level(l) for l in self.levels])
-    lines += ['', f"delta per layer (rows) and level (columns){'; ~ within noise' if noisy.any() else ''}:",
-              table.to_string(line_width=REPORT_WIDTH)]   # long layer names: the level columns continue in blocks below
-    head = _noise_head(self)
-    if head:
-        lines += ['', head]
-        for i, l in enumerate(self.levels):
-            m = ~np.isnan(d[:, i])
-            counts = _noise_counts(self, d[m, i], lo[m, i], hi[m, i])
-            if counts: lines.append(_fit(f"  at {self.kind.format_level(l)}: " + '; '.join(counts), '    '))
-    stopped = [f"{c.name} at {self.kind.format_level(c.stopped_at)}" for c in self.layers if c.stopped_at is not None]
-    if stopped: lines += ['', _fit(f"Cut short by early stop ({len(stopped)}): " + ', '.join(stopped))]
-    um = [c for j, c in enumerate(self.layers) if np.isnan(d[j]).all()]
-    if um: lines += ['', f"Not measured ({len(um)}):"] + [_fit(f"  {c.name}: {c.reason or 'no measurement'}", '    ') for c in um]
-    lines += _note_lines(self.layers)
-    if self.timing is not None: lines += ['', _fit(f"Timing: {self.timing}")]
-    return '\n'.join(lines)
-
 @_method(SweepResult, 'summary')
 def _sweep_summary(self:SweepResult,
                    metric:str|None=None):   # report this metric (None: `metric_name`)
     "Print a text report of the whole sweep: damage per layer and level, noise, early stops, unmeasured layers, timing."
-    print(_sweep_summary_text(self._pick(metric)))
+    print(sweep_report(self._pick(metric)))

@@ -8,8 +8,8 @@ import csv, json, math, numbers, re
 
 # %% auto #0
 __all__ = ['FORMAT', 'dec_str', 'dec_bool', 'dec_dict', 'enc_float', 'jsonable', 'dec_float', 'dec_int', 'dec_level', 'dec_type',
-           'opt', 'list_of', 'decode', 'write_json', 'read_json', 'to_cell', 'from_cell', 'write_csv', 'read_csv',
-           'same_in_all_rows']
+           'opt', 'list_of', 'decode', 'dec_map', 'dec_obj', 'write_json', 'read_json', 'to_cell', 'from_cell',
+           'write_csv', 'read_csv', 'same_in_all_rows']
 
 # %% ../../nbs/analyze/serialize.ipynb #19690247
 FORMAT = 'fasterai.sensitivity'
@@ -33,7 +33,8 @@ def dec_float(v,         # the value read from JSON or CSV
               what:str,  # the field's name, for the error message
              ) -> float:
     "A float: a JSON number, or one of 'nan', 'inf', '-inf'."
-    if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)) or (isinstance(v, str) and v not in ('nan', 'inf', '-inf')):
+    text = isinstance(v, str)
+    if isinstance(v, bool) or not isinstance(v, (numbers.Real, str)) or (text and v not in ('nan', 'inf', '-inf')):
         raise ValueError(f"{what} should be a number, got {v!r}")
     return float(v)
 
@@ -41,7 +42,8 @@ def dec_int(v,         # the value read from JSON or CSV
             what:str,  # the field's name, for the error message
            ) -> int:
     "An integer (not a bool, not a float)."
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral): raise ValueError(f"{what} should be an integer, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise ValueError(f"{what} should be an integer, got {v!r}")
     return int(v)
 
 def dec_level(v,         # the value read from JSON or CSV
@@ -88,6 +90,20 @@ def decode(cls,          # the class to build (a dataclass)
     if missing: raise ValueError(f"{what} lacks the fields {missing}")
     return cls(**{k: spec[k](v, f"{what}.{k}") for k, v in d.items()})
 
+def dec_map(dec,  # a decoder `dec(v, what)` for each value
+           ):
+    "A dict from names (strings) to values that all pass `dec`."
+    def f(v, what):
+        d = dec_dict(v, what)
+        return {dec_str(k, f"{what} key"): dec(x, f"{what}[{k!r}]") for k, x in d.items()}
+    return f
+
+def dec_obj(spec:dict,    # field name -> decoder `dec(v, what)`
+            required=(),  # the fields it must have
+           ):
+    "A dict with the fields of `spec` (each through its decoder); unknown fields raise, `required` must be there."
+    return lambda v, what: decode(dict, v, spec, what, required)
+
 # %% ../../nbs/analyze/serialize.ipynb #e0bdecca
 def write_json(d:dict,    # the fields to write
                path,      # the file to write
@@ -108,7 +124,8 @@ def read_json(path,      # the file to read
     if not isinstance(d, dict) or d.get('format') != FORMAT:
         raise ValueError(f"{path} is not a fasterai sensitivity file (no \"format\": \"{FORMAT}\")")
     if d.get('kind') != kind: raise ValueError(f"{path} holds a {d.get('kind')!r}, not a {kind}")
-    if d.get('version') != 1: raise ValueError(f"{path} has format version {d.get('version')!r}; this fasterai reads version 1")
+    if d.get('version') != 1:
+        raise ValueError(f"{path} has format version {d.get('version')!r}; this fasterai reads version 1")
     return {k: v for k, v in d.items() if k not in ('format', 'version', 'kind')}
 
 # %% ../../nbs/analyze/serialize.ipynb #22f16d03
@@ -162,7 +179,8 @@ def read_csv(path,       # the file to read
     bad = [i + 2 for i, r in enumerate(rows[1:]) if len(r) != len(head)]
     if bad:
         h = hint(path, head) if hint is not None else ''
-        raise ValueError(f"{path}: rows {bad[:5]} do not have {len(head)} cells like the header" + (f"; {h}" if h else ''))
+        raise ValueError(f"{path}: rows {bad[:5]} do not have {len(head)} cells like the header"
+                         + (f"; {h}" if h else ''))
     return head, [dict(zip(head, r)) for r in rows[1:]]
 
 def same_in_all_rows(rows:list,  # the rows, as `read_csv` gives them

@@ -8,9 +8,11 @@ import math
 import numpy as np
 from ..core.units import check_percent
 from ..core.knapsack import hull_path
+from ..core.select import candidate_units
 
 # %% auto #0
-__all__ = ['check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets']
+__all__ = ['check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets', 'allocation_units', 'layer_params',
+           'result_targets', 'sweep_targets']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
 def check_bounds(target_pct,  # the weighted mean of the targets, in percent
@@ -86,7 +88,8 @@ def damage_curve(levels,  # the measured levels of one unit
     lv, dm = np.asarray(levels, dtype=float), _finite_damage(damage)
     keep = lv > 0
     xs, ys = np.concatenate([[0.], lv[keep]]), np.concatenate([[0.], dm[keep]])
-    order = np.argsort(xs, kind='stable'); xs, ys = xs[order], ys[order]
+    order = np.argsort(xs, kind='stable')
+    xs, ys = xs[order], ys[order]
     if len(xs) >= 2:
         last = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) if xs[-1] > xs[-2] else 0.
         slope = max(last, ys[-1] / xs[-1], 1e-9)
@@ -105,7 +108,7 @@ def curve_targets(curves,                  # per unit, `(levels, damage)` measur
                   max_pct:float=99,        # no unit gets more
                   extrapolate:bool=False,  # allow levels beyond each unit's highest measured one
                  ) -> np.ndarray:
-    "Per-unit percents minimising the predicted total damage, weighted mean `target_pct`: the knapsack engine's hull path."
+    "Per-unit percents minimising the predicted total damage, weighted mean `target_pct`: the knapsack's hull path."
     t, lo, hi = check_bounds(target_pct, min_pct, max_pct)
     w = _check_weights(weights, len(curves))
     n = len(curves)
@@ -113,16 +116,20 @@ def curve_targets(curves,                  # per unit, `(levels, damage)` measur
                      for levels, _ in curves])
     reach = weighted_mean(tops, w)
     if t > reach + 1e-9:
-        raise ValueError(f"target_pct={target_pct!r} needs levels beyond the measured ones: within them (each unit up to its "
-                         f"highest measured level, at most max_pct={max_pct!r}) at most {reach:.2f}% can be reached; sweep "
-                         f"higher levels, or pass extrapolate=True to extend each curve by its last slope")
+        raise ValueError(f"target_pct={target_pct!r} needs levels beyond the measured ones: within them (each unit "
+                         f"up to its highest measured level, at most max_pct={max_pct!r}) at most {reach:.2f}% can be "
+                         f"reached; sweep higher levels, or pass extrapolate=True to extend each curve by its last "
+                         f"slope")
     if t == lo: return np.full(n, lo)
     grids, costs, damages = [], [], []
     for (levels, damage), top, wi in zip(curves, tops, w):
         f = damage_curve(levels, damage)
         xs = np.unique(np.concatenate([[lo, top], f.levels[(f.levels > lo) & (f.levels < top)]]))
-        d = np.maximum.accumulate(np.clip(f(xs), 0, None)) + 1e-12 * (xs - lo)   # gains are no damage; ties to the milder level
-        grids.append(xs); costs.append((wi * (100 - xs)).reshape(-1, 1)); damages.append(d)
+        # gains are no damage; ties go to the milder level
+        d = np.maximum.accumulate(np.clip(f(xs), 0, None)) + 1e-12 * (xs - lo)
+        grids.append(xs)
+        costs.append((wi * (100 - xs)).reshape(-1, 1))
+        damages.append(d)
     start, moves = hull_path(costs, damages)
     x = np.array([g[s] for g, s in zip(grids, start)])           # every unit at min_pct: its least damaging option
     need = (t - weighted_mean(x, w)) * w.sum()                  # weight x percent still to remove
@@ -131,3 +138,76 @@ def curve_targets(curves,                  # per unit, `(levels, damage)` measur
         if saved <= need: x[u], need = grids[u][a], need - saved
         else: x[u], need = x[u] + need / w[u], 0.
     return np.clip(x, lo, hi)
+
+# %% ../../nbs/analyze/targets.ipynb #2e6372c1
+def allocation_units(layers:list,  # the measured layers of a result
+                     kind,         # the result's `Compression` class: coupled layers share a unit when `structured`
+                    ) -> list[list]:
+    "The layers grouped into allocation units: the coupled layers of a structured kind (pruning) form one unit."
+    units, by_group = [], {}
+    for l in layers:
+        if not (kind.structured and l.group is not None): units.append([l])
+        elif l.group in by_group: by_group[l.group].append(l)
+        else:
+            by_group[l.group] = [l]
+            units.append(by_group[l.group])
+    return units
+
+def layer_params(model,        # the model the targets are for; None: the `params` the layers stored
+                 layers:list,  # layers of a result (their `name` and `params`)
+                ) -> list[int]:
+    "Weights of each layer, counted in `model` (or the stored `params` when `model` is None)."
+    if model is None:
+        none = [l.name for l in layers if not l.params]
+        if none: raise ValueError(f"layers {none} have no parameter count (the result was read from another tool's "
+                                  f"file): pass the model")
+        return [l.params for l in layers]
+    mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}   # layers and weight parameters
+    missing = [l.name for l in layers if getattr(mods.get(l.name), 'weight', None) is None]
+    if missing: raise ValueError(f"layers {missing} of the result are not weighted layers of this model")
+    return [mods[l.name].weight.numel() for l in layers]
+
+def result_targets(r,                # a `SensitivityResult`, reading the metric that allocates
+                   model,            # the model (parameter counts); None: the layers' stored counts
+                   target_pct:float, # the parameter-weighted mean of the targets, in percent
+                   min_pct:float,    # the least a layer gets
+                   max_pct:float,    # the most a layer gets
+                   gamma:float,      # 0: uniform; higher: fragile and robust layers further apart
+                  ) -> dict[str, float]:
+    "The targets `SensitivityResult.to_layer_targets` gives for result `r` (reading its metric; arguments checked)."
+    units = allocation_units([l for l in r.layers if l.measured], r.kind)
+    if not units: raise ValueError("no measured layer in this result: nothing to allocate")
+    w = [sum(layer_params(model, u)) for u in units]
+    t = scaled_targets([u[0].delta for u in units], w, target_pct, min_pct, max_pct, gamma)
+    return {l.name: float(ti) for u, ti in zip(units, t) for l in u}
+
+def _unit_weights(units:list, model, budget:str) -> list:
+    "The weight of each unit: its parameters, or (`budget='flops'`) its MACs as recorded by the sweep."
+    if budget == 'params': return [sum(layer_params(model, u)) for u in units]
+    nomacs = [c.name for u in units for c in u if c.macs is None]
+    if nomacs: raise ValueError(f"budget='flops' needs the MACs recorded by the sweep; missing for {nomacs}")
+    return [sum(c.macs for c in u) for u in units]
+
+def sweep_targets(s,                 # a `SweepResult`, reading the metric whose curves allocate
+                  model,             # the model (parameter counts); None: the layers' stored counts
+                  target_pct:float,  # the weighted mean of the targets, in percent
+                  min_pct:float,     # the least a layer gets
+                  max_pct:float,     # the most a layer gets
+                  budget:str,        # weigh the layers by 'params' or by 'flops' (the MACs the sweep recorded)
+                  extrapolate:bool,  # allow levels beyond a layer's highest measured one
+                 ) -> dict[str, float]:
+    "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
+    if budget not in ('params', 'flops'):
+        raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
+    d = s.deltas
+    idx = {c.name: j for j, c in enumerate(s.layers)}
+    units = allocation_units([c for j, c in enumerate(s.layers) if not np.all(np.isnan(d[j]))], s.kind)
+    if not units: raise ValueError("no measured layer in this sweep: nothing to allocate")
+    w = _unit_weights(units, model, budget)
+    curves = []
+    for u in units:
+        dj = d[idx[u[0].name]]
+        ok = ~np.isnan(dj)
+        curves.append((np.array(s.levels, dtype=float)[ok], dj[ok]))
+    t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate)
+    return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
