@@ -4,31 +4,34 @@
 
 # %% ../../nbs/analyze/evaluation.ipynb #55fa05b1
 from __future__ import annotations
-import hashlib, math, numbers, operator, re, textwrap, time, warnings, zlib
-from dataclasses import dataclass
-import numpy as np
+import math, numbers, time, warnings
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
-from torch.utils.data import DataLoader, IterableDataset, SequentialSampler, RandomSampler
-import torch.fx as fx
-from torch.fx.node import map_arg
 from fastcore.basics import patch
-from ..core.granularity import Granularities
-from ..core.inputs import run_model, to_device, tensors_of, map_tensors
+from ..core.inputs import run_model, to_device, tensors_of
 from ..core.model import model_device, eval_mode
 from ..core.units import check_flag
-from torch.utils._pytree import tree_map
+from .metrics import (as_metric, as_metrics, check_measure, check_direction, metric_direction,
+                                      resolve_directions, accuracy_per_sample, top_k_per_sample,
+                                      cross_entropy_per_sample, metric_dict)
+from .batches import (SAME_BATCHES, PASS_INSTEAD, sampling_problem, eval_batches, split_batch,
+                                      cat_batches, n_items, check_targets, tensor_desc, tensor_bytes, digest_into,
+                                      batch_digest, batches_digest)
+from .suffix import SuffixGraph, trace_model, value_nbytes, _Unsplittable, _short
 
-_all_ = ['model_device', 'eval_mode']
+_all_ = ['model_device', 'eval_mode', 'as_metric', 'as_metrics', 'check_measure', 'check_direction', 'metric_direction',
+         'resolve_directions', 'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict',
+         'SAME_BATCHES', 'PASS_INSTEAD', 'sampling_problem', 'eval_batches', 'split_batch', 'cat_batches', 'n_items',
+         'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest',
+         'trace_model', 'value_nbytes']
 
 # %% auto #0
-__all__ = ['SAME_BATCHES', 'PASS_INSTEAD', 'Evaluator', 'as_metric', 'as_metrics', 'check_measure', 'check_direction',
-           'metric_direction', 'resolve_directions', 'FunctionEvaluator', 'sampling_problem', 'eval_batches',
-           'split_batch', 'cat_batches', 'n_items', 'check_targets', 'tensor_desc', 'tensor_bytes', 'digest_into',
-           'batch_digest', 'batches_digest', 'DataEvaluator', 'accuracy_per_sample', 'top_k_per_sample',
-           'cross_entropy_per_sample', 'metric_dict', 'trace_model', 'value_nbytes', 'SuffixEvaluator', 'model_device',
-           'eval_mode']
+__all__ = ['Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator', 'model_device', 'eval_mode', 'as_metric',
+           'as_metrics', 'check_measure', 'check_direction', 'metric_direction', 'resolve_directions',
+           'accuracy_per_sample', 'top_k_per_sample', 'cross_entropy_per_sample', 'metric_dict', 'SAME_BATCHES',
+           'PASS_INSTEAD', 'sampling_problem', 'eval_batches', 'split_batch', 'cat_batches', 'n_items', 'check_targets',
+           'tensor_desc', 'tensor_bytes', 'digest_into', 'batch_digest', 'batches_digest', 'trace_model',
+           'value_nbytes']
 
 # %% ../../nbs/analyze/evaluation.ipynb #d44e6a44
 class Evaluator:
@@ -112,144 +115,6 @@ class Evaluator:
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
 
-# %% ../../nbs/analyze/evaluation.ipynb #aaebb6e6
-def as_metric(value,                 # what the metric returned: a number, a numpy scalar or a one-element tensor
-              baseline:bool=False,   # the untouched model's value: must be finite
-              source:str='eval_fn',  # who returned it, for the error message
-             ) -> float:
-    "A metric value as a float: a number, a numpy scalar or a one-element tensor; a clear error otherwise."
-    check_flag('baseline', baseline)
-    v = value
-    if isinstance(v, torch.Tensor) and v.numel() == 1: v = v.item()
-    elif isinstance(v, np.generic): v = v.item()
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{source} must return a number (e.g. an accuracy or a loss), or a dict of them; it returned "
-                        f"{type(value).__name__}: {value!r}")
-    v = float(v)
-    if baseline and not math.isfinite(v):
-        raise ValueError(f"{source} returned {type(value).__name__}: {value!r} on the untouched model; a finite number is expected")
-    return v
-
-_CPU, _F64 = torch.device('cpu'), torch.float64
-
-def _per_sample(v, n:int|None) -> tuple|None:
-    "`(values, mean)` of a 1-D tensor or array with one entry per sample (the values a float64 copy on the CPU), else None."
-    if n is None or n < 2: return None
-    if isinstance(v, torch.Tensor):
-        if v.dim() != 1 or v.shape[0] != n: return None
-        # One copy, summed by torch. Right after a forward pass each distinct tensor op costs ~10-15 µs more (cold caches)
-        # than in a loop, so no op that is not needed: `detach` only when there is a graph to cut
-        s = (v.detach() if v.requires_grad else v).to(_CPU, _F64, copy=True).numpy()     # the one transfer of this evaluation
-        return s, float(s.sum()) / n
-    if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == n:
-        s = v.astype(np.float64)
-        return s, float(np.add.reduce(s)) / n
-    return None
-
-def _source(source:str, key) -> str: return source if key is None else f"{source}[{key!r}]"
-
-def _one_metric(v, n, baseline, source, key=None):
-    "`(value, per-sample values or None)` of one metric (`key`: its name in a dict; the message names it)."
-    got = _per_sample(v, n)
-    if got is not None:
-        s, m = got
-        if baseline and not math.isfinite(m):
-            raise ValueError(f"{_source(source, key)} gave per-sample values whose mean is {m} on the untouched model; finite values are expected")
-        return m, s
-    size = v.numel() if isinstance(v, torch.Tensor) else v.size if isinstance(v, np.ndarray) else 1
-    if size != 1:
-        want = f"one number, or one value per sample (shape ({n},))," if n and n > 1 else "one number (or a dict of them)"
-        raise TypeError(f"{_source(source, key)} returned a {type(v).__name__} of shape {tuple(v.shape)}: {want} is expected")
-    return as_metric(v, baseline, _source(source, key)), None
-
-def as_metrics(value,                    # what the metric returned: one number, a dict of them, or per-sample tensors
-               n_samples:int|None=None,  # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
-               baseline:bool=False,      # the untouched model's value: must be finite
-               source:str='eval_fn',     # who returned it, for the error message
-              ) -> tuple:
-    "`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or a dict of arrays)."
-    if isinstance(value, dict):
-        if not value: raise ValueError(f"{source} returned an empty dict: give at least one metric name -> number")
-        if not all(isinstance(k, str) and k for k in value):
-            bad = [k for k in value if not isinstance(k, str) or not k]
-            raise TypeError(f"{source} returned a dict whose keys {bad} are not metric names (non-empty strings)")
-        out, samples = {}, {}
-        for k, v in value.items():
-            out[k], s = _one_metric(v, n_samples, baseline, source, k)
-            if s is not None: samples[k] = s
-        return out, (samples or None)
-    return _one_metric(value, n_samples, baseline, source)
-
-def check_measure(eval_fn,  # eval_fn(model) -> float, or None
-                  data,     # the batches `(x, y)`, or None
-                  metric,   # metric(preds, targets) -> float, or None
-                 ):
-    "Exactly one way to measure: `eval_fn`, or `data` and `metric` together."
-    if eval_fn is not None:
-        if data is not None or metric is not None:
-            raise ValueError("give either eval_fn, or data and metric — not both")
-        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
-    elif data is None and metric is None:
-        raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and "
-                         "metric=metric(preds, targets) -> float")
-    elif data is None or metric is None:
-        raise ValueError(f"data and metric go together: {'metric' if metric is None else 'data'} is missing")
-
-
-# %% ../../nbs/analyze/evaluation.ipynb #5fca3f77
-def check_direction(higher_is_better,  # None, True, False, or a dict metric name -> bool
-                   ) -> bool|dict|None:
-    "`higher_is_better` as given — None, a bool, or a dict metric name -> bool — or a TypeError naming what is wrong."
-    hib = higher_is_better
-    if hib is None or isinstance(hib, bool): return hib
-    if isinstance(hib, dict) and hib:
-        bad = {k: v for k, v in hib.items() if not isinstance(k, str) or not isinstance(v, bool)}
-        if not bad: return dict(hib)
-        raise TypeError(f"higher_is_better={hib!r}: every entry must be a metric name -> True or False; not {bad}")
-    raise TypeError(f"higher_is_better={hib!r} must be True or False (or, for several metrics, a dict name -> True/False); "
-                    f"{type(hib).__name__} values are not read as booleans")
-
-_LOWER = {'loss', 'error', 'err', 'nll', 'ce', 'entropy', 'mse', 'mae', 'rmse', 'perplexity', 'ppl', 'wer', 'cer', 'distance', 'kl',
-          'divergence'}
-_HIGHER = {'accuracy', 'acc', 'top1', 'top5', 'f1', 'precision', 'recall', 'auc', 'map', 'bleu', 'iou', 'dice', 'r2'}
-
-def metric_direction(name:str,  # a metric's name, e.g. 'top5', 'val_loss'
-                    ) -> bool|None:
-    "True (higher is better) or False for a metric whose name says so ('top5', 'val_loss', 'error_rate'), else None."
-    words = [w for w in re.split(r'[^a-z0-9]+', name.lower()) if w]
-    lower = any(w in _LOWER for w in words)
-    higher = any(w in _HIGHER or re.fullmatch(r'top\d+', w) for w in words)
-    return None if lower == higher else higher
-
-def resolve_directions(names:list,              # the metric names, as returned
-                       higher_is_better=None,   # None, a bool for all, or a dict name -> bool
-                       note:bool=True           # warn once about the directions inferred from the names
-                      ) -> dict:
-    "Name -> higher is better, for every metric: given, or inferred from a known name (with a note); anything else raises."
-    hib = check_direction(higher_is_better)
-    if isinstance(hib, bool):
-        clash = [n for n in names if metric_direction(n) not in (None, hib)]
-        if clash: raise ValueError(f"higher_is_better={hib} for every metric, but {clash} {'is' if len(clash) == 1 else 'are'} "
-                                   f"{'higher' if not hib else 'lower'}-is-better by name: pass a dict, e.g. "
-                                   f"{ {n: metric_direction(n) if metric_direction(n) is not None else hib for n in names} }")
-        return {n: hib for n in names}
-    given = hib or {}
-    extra = [k for k in given if k not in names]
-    if extra: raise ValueError(f"higher_is_better names {extra}, which the metric does not return; its metrics: {list(names)}")
-    out, inferred, unknown = {}, {}, []
-    for n in names:
-        if n in given: out[n] = given[n]
-        elif metric_direction(n) is not None: out[n] = inferred[n] = metric_direction(n)
-        else: unknown.append(n)
-    if unknown: raise ValueError(f"higher_is_better is needed for {unknown}: their names do not say whether higher is better; "
-                                 f"pass higher_is_better={ {n: out.get(n, True) for n in names} } (with the right values)")
-    if inferred and note:
-        warnings.warn(textwrap.fill("higher_is_better inferred from the metric names: " + ', '.join(   # wrapped: fits the docs' column
-            f"{n} {'higher' if v else 'lower'} is better" for n, v in inferred.items())
-            + f"; pass higher_is_better={out} to set it", 83, break_long_words=False, break_on_hyphens=False),
-            UserWarning, stacklevel=4)
-    return out
-
 # %% ../../nbs/analyze/evaluation.ipynb #4fb14cb9
 class FunctionEvaluator(Evaluator):
     "Evaluate with your `eval_fn(model) -> float` (or a dict of metrics), counting the calls and the seconds spent inside."
@@ -263,133 +128,6 @@ class FunctionEvaluator(Evaluator):
 
     def _baseline(self): return self.eval_fn(self.model)
     def _compressed(self, touched): return self.eval_fn(self.model)
-
-# %% ../../nbs/analyze/evaluation.ipynb #6c53fd9f
-SAME_BATCHES = ("every evaluation must see the same batches in the same order: the baseline's targets (and cached "
-                "activations) are matched with later passes batch by batch, and each layer's metric is compared with the "
-                "baseline's on the same items")
-PASS_INSTEAD = ("pass a list of batches, or DataLoader(dataset, batch_size=...) with shuffle=False and no sampler (for a "
-                "subset: DataLoader(torch.utils.data.Subset(dataset, indices), batch_size=...)); a fastai DataLoaders' "
-                ".valid is not shuffled")
-
-def _is_dataloaders(o) -> bool: return any(c.__name__ == 'DataLoaders' for c in type(o).__mro__)
-
-def sampling_problem(batches,  # the batches: a list, a `DataLoader`, any iterable
-                    ) -> str|None:
-    "What makes `batches` come out in another order, or with other items, on each pass (a shuffling loader, a random sampler); None if nothing is seen."
-    if getattr(batches, 'shuffle', False) is True: return "data is shuffled (shuffle=True)"
-    if not isinstance(batches, DataLoader) or isinstance(batches.dataset, IterableDataset): return None
-    bs = batches.batch_sampler
-    if bs is None: smp, where = batches.sampler, 'sampler'
-    elif hasattr(bs, 'sampler'): smp, where = bs.sampler, 'batch_sampler.sampler'
-    else: return None                                   # a custom batch sampler: the batch digests check it
-    if isinstance(smp, (SequentialSampler, list, tuple, range)): return None
-    if isinstance(smp, RandomSampler): return f"data is shuffled (a RandomSampler as its {where}: shuffle=True)"
-    return f"data draws its items with a {type(smp).__name__} (its {where}), not in a fixed order"
-
-def eval_batches(data,  # a list of `(x, y)` batches, a `DataLoader`, fastai `DataLoaders`, or one `(x, y)` pair
-                ):
-    "The batches to evaluate on: a fastai `DataLoaders`' `valid`, a single `(x, y)` pair of tensors as one batch, else `data` itself; a loader that is not sequential is refused."
-    if _is_dataloaders(data): data = data.valid
-    elif (isinstance(data, (tuple, list)) and len(data) == 2
-          and all(isinstance(t, torch.Tensor) for t in data)): return [tuple(data)]
-    if isinstance(data, (torch.Tensor, dict, str, bytes)) or not hasattr(data, '__iter__'):
-        raise TypeError(f"data must be batches (x, y): a list of them, a DataLoader or fastai DataLoaders; "
-                        f"got {type(data).__name__}")
-    if iter(data) is data:
-        raise TypeError(f"data is an iterator ({type(data).__name__}): it can be read only once, and every evaluation "
-                        f"reads it again; pass a list of batches or a DataLoader")
-    problem = sampling_problem(data)
-    if problem: raise ValueError(f"{problem}: {SAME_BATCHES}; {PASS_INSTEAD}")
-    return data
-
-def split_batch(batch,                # one batch: a tuple or list `(x, ..., y)`
-                n_inp:int|None=None,  # how many leading elements are inputs (None: all but the last)
-               ) -> tuple:
-    "`(inputs, targets)` of one batch; several inputs come back as a tuple."
-    if not isinstance(batch, (tuple, list)) or len(batch) < 2:
-        raise ValueError(f"each batch must be (x, y) — inputs then targets; got {type(batch).__name__}"
-                         f"{'' if not isinstance(batch, (tuple, list)) else f' of length {len(batch)}'}")
-    k = len(batch) - 1 if n_inp is None else n_inp
-    xs, ys = batch[:k], batch[k:]
-    return (xs[0] if len(xs) == 1 else tuple(xs)), (ys[0] if len(ys) == 1 else tuple(ys))
-
-def cat_batches(values:list,  # one value per batch: a tensor, or a tuple/list/dict of tensors
-               ):
-    "Concatenate per-batch values along the batch axis: tensors, or tuples/lists/dicts of them."
-    def cat(*xs):
-        if not isinstance(xs[0], torch.Tensor): raise TypeError(f"cannot concatenate batch values of type {type(xs[0]).__name__}")
-        return torch.cat(xs) if len(xs) > 1 else xs[0]
-    return tree_map(cat, values[0], *values[1:])
-
-def n_items(targets,  # a batch's targets: a tensor, or a tuple/list/dict of tensors
-           ) -> int|None:
-    "How many samples `targets` holds: the length of its first tensor with a batch axis (None if it has none)."
-    ts = [t for t in tensors_of(targets) if t.dim() > 0]
-    return int(ts[0].shape[0]) if ts else None
-
-def check_targets(preds,      # the model's output on the batch
-                  targets,    # the batch's targets
-                  batch:int,  # the batch's index, for the error message
-                 ):
-    "A batch's predictions and targets are of the same samples: a `ValueError` naming `data`, the batch and both sizes otherwise."
-    n_preds, n_targets = n_items(preds), n_items(targets)
-    if n_preds is not None and n_targets is not None and n_preds != n_targets:
-        raise ValueError(f"data batch {batch}: the model gives predictions for {n_preds} samples, but the batch's targets hold "
-                         f"{n_targets}; each batch of data must be (inputs, targets) of the same samples")
-
-# %% ../../nbs/analyze/evaluation.ipynb #c0a1e5b6
-def tensor_desc(t:torch.Tensor,  # any tensor
-               ) -> str:
-    "Shape and dtype of `t` as text, e.g. '16x1x3x3 float32'."
-    return f"{'x'.join(map(str, t.shape)) or 'scalar'} {str(t.dtype).replace('torch.', '')}"
-
-def tensor_bytes(t:torch.Tensor,  # any tensor: dense, sparse or quantized, on any device
-                ) -> memoryview:
-    "The bytes of `t`'s values, read on the CPU (a sparse tensor as dense, a quantized one as its integers)."
-    t = t.detach()
-    if type(t) is not torch.Tensor: t = t.as_subclass(torch.Tensor)     # e.g. fastai's TensorImage: plain bytes, no dispatch
-    if t.is_sparse: t = t.to_dense()
-    if t.is_quantized: t = t.int_repr()
-    if t.device.type != 'cpu': t = t.cpu()
-    t = t.contiguous().reshape(-1)
-    return t.view(torch.uint8).numpy().data if t.numel() else memoryview(b'')
-
-def digest_into(h,  # a hash object with `update(bytes)`
-                o,  # the value to hash
-               ):
-    "Feed `o` to the hash object `h`: tensors and arrays (shape, dtype, bytes), numbers, strings, dicts, lists, re-iterables; other objects by their type."
-    if isinstance(o, torch.Tensor): h.update(f"T{tensor_desc(o)};".encode()); h.update(tensor_bytes(o))
-    elif isinstance(o, np.ndarray): digest_into(h, torch.from_numpy(np.ascontiguousarray(o)))
-    elif o is None or isinstance(o, (bool, numbers.Number, str, bytes)): h.update(f"V{o!r};".encode())
-    elif isinstance(o, dict):
-        h.update(b"D")
-        for k in sorted(o, key=str): h.update(f"{k!r}:".encode()); digest_into(h, o[k])
-        h.update(b";")
-    elif _is_dataloaders(o): digest_into(h, o.valid)                    # fastai: what is evaluated
-    elif isinstance(o, (list, tuple)) or (hasattr(o, '__iter__') and iter(o) is not o):
-        h.update(b"L")
-        for v in o: digest_into(h, v)
-        h.update(b";")
-    else: h.update(f"O{type(o).__module__}.{type(o).__qualname__};".encode())   # opaque: only its type
-
-class _Crc32:
-    "CRC-32 with the interface of a `hashlib` object (`update`, `hexdigest`)."
-    def __init__(self): self.value = 0
-    def update(self, b): self.value = zlib.crc32(b, self.value)
-    def hexdigest(self) -> str: return f"{self.value:08x}"
-
-def batch_digest(batch,  # one batch: tensors, or tuples/lists/dicts of them
-                ) -> str:
-    "A cheap digest of one batch (CRC-32 of its tensors' shapes, dtypes and bytes): 8 hex digits that tell two batches apart."
-    h = _Crc32()
-    digest_into(h, batch)
-    return h.hexdigest()
-
-def batches_digest(digests:list,  # the `batch_digest` of each batch, in order
-                  ) -> str:
-    "One digest (BLAKE2, 16 hex digits) for a list of batch digests, in order."
-    return hashlib.blake2b(' '.join(digests).encode(), digest_size=8).hexdigest()
 
 # %% ../../nbs/analyze/evaluation.ipynb #2c506db4
 # `model_device` and `eval_mode` are `fasterai.core.model`'s (one flag save/restore for the package)
@@ -469,136 +207,8 @@ class DataEvaluator(Evaluator):
     def _baseline(self): return self.evaluate(baseline=True)
     def _compressed(self, touched): return self.evaluate()
 
-# %% ../../nbs/analyze/evaluation.ipynb #cba720e3
-def accuracy_per_sample(preds,    # logits or probabilities, `(batch, classes)`
-                        targets,  # class indices, `(batch,)`
-                       ) -> torch.Tensor:
-    "1. where the top prediction is the target, else 0., per sample: their mean is the accuracy."
-    return (preds.argmax(dim=-1) == targets).float()
-
-def top_k_per_sample(k:int,  # how many top predictions count (a positive integer)
-                    ):
-    "A metric giving 1. where the target is among the `k` top predictions, else 0., per sample: their mean is the top-k accuracy."
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1: raise ValueError(f"k={k!r} must be a positive integer")
-    def top_k(preds, targets): return (preds.topk(k, dim=-1).indices == targets.unsqueeze(-1)).any(dim=-1).float()
-    top_k.__name__ = f"top{k}_per_sample"
-    return top_k
-
-def cross_entropy_per_sample(preds,    # logits, `(batch, classes)`
-                             targets,  # class indices, `(batch,)`
-                            ) -> torch.Tensor:
-    "The cross-entropy of each sample (`reduction='none'`): their mean is the usual loss."
-    return F.cross_entropy(preds, targets, reduction='none')
-
-def metric_dict(**metrics,  # name=metric(preds, targets): e.g. `top1=accuracy_per_sample`
-               ):
-    "One metric returning `{name: metric(preds, targets)}` for several metrics, evaluated on one pass of the model."
-    if not metrics: raise ValueError("metric_dict needs at least one name=metric, e.g. metric_dict(top1=accuracy_per_sample)")
-    bad = [k for k, f in metrics.items() if not callable(f)]
-    if bad: raise TypeError(f"metric_dict: {bad} {'is' if len(bad) == 1 else 'are'} not callable as metric(preds, targets)")
-    def several(preds, targets): return {k: f(preds, targets) for k, f in metrics.items()}
-    return several
-
-# %% ../../nbs/analyze/evaluation.ipynb #17a0ac5c
-def _has_hooks(m:nn.Module) -> bool:
-    return bool(m._forward_hooks or m._forward_pre_hooks)
-
-class _LeafTracer(fx.Tracer):
-    "A torch.fx tracer that keeps the given modules (by id) whole, besides the standard `torch.nn` ones."
-    def __init__(self, leaves:set):
-        super().__init__()
-        self.leaves = leaves
-    def is_leaf_module(self, m:nn.Module, qualname:str) -> bool:
-        return id(m) in self.leaves or super().is_leaf_module(m, qualname)
-
-def trace_model(model:nn.Module,   # the model to trace (not run, not copied)
-                leaves=()          # more module types kept whole
-               ) -> fx.GraphModule:
-    "Trace `model` with torch.fx in eval mode into a `GraphModule` sharing its modules; compressible layers, hooked modules and `leaves` stay whole."
-    types = tuple(Granularities.available_modules()) + tuple(leaves)
-    keep = {id(m) for m in model.modules() if m is not model and (isinstance(m, types) or _has_hooks(m))}
-    with eval_mode(model):
-        graph = _LeafTracer(keep).trace(model)
-    return fx.GraphModule(model, graph)
-
-# %% ../../nbs/analyze/evaluation.ipynb #c1a4fcfd
-def _related(target:str, name:str) -> bool:
-    "Does a node reading `target` depend on module `name` (the same, a part of it, or a container of it)?"
-    return name == '' or target == name or target.startswith(name + '.') or name.startswith(target + '.')
-
-_INPLACE_OPS = {getattr(operator, k) for k in ('iadd', 'iand', 'iconcat', 'ifloordiv', 'ilshift', 'imod', 'imul',
-                'imatmul', 'ior', 'ipow', 'irshift', 'isub', 'itruediv', 'ixor', 'setitem')}
-
-def _is_inplace(n:fx.Node, model:nn.Module) -> bool:
-    "Does node `n` overwrite its first argument?"
-    if not n.args or not isinstance(n.args[0], fx.Node): return False
-    if n.kwargs.get('inplace') is True: return True
-    if n.op == 'call_module': return getattr(model.get_submodule(n.target), 'inplace', False) is True
-    name = n.target if n.op == 'call_method' else getattr(n.target, '__name__', '')
-    if n.op == 'call_function' and n.target in _INPLACE_OPS: return True
-    return n.op in ('call_method', 'call_function') and isinstance(name, str) and name.endswith('_') and not name.startswith('__')
-
-@dataclass
-class _Plan:
-    "What one evaluation runs: `run` (nodes in graph order), the cached `prefill` values, and when to drop each value."
-    run:list                     # nodes to execute, in order (the output node last)
-    prefill:list                 # nodes whose values come from the cache
-    release:list                 # per step, the nodes whose values are no longer needed
-    needs_inputs:bool            # does it read the model inputs (placeholders)?
-    has_inplace:bool             # does it run an in-place operation?
-    dirty:int=0                  # how many nodes are downstream of the touched modules
-
-def _make_plan(nodes:list, run:set, prefill:set, inplace:set, dirty:int=0) -> _Plan:
-    order = [n for n in nodes if n in run]
-    last = {}
-    for i, n in enumerate(order):
-        for a in n.all_input_nodes: last[a] = i
-    release = [[] for _ in order]
-    for a, i in last.items(): release[i].append(a)
-    return _Plan(order, [n for n in nodes if n in prefill], release,
-                 any(n.op == 'placeholder' for n in order), any(n in inplace for n in order), dirty)
-
-# %% ../../nbs/analyze/evaluation.ipynb #e4d065f4
-def _storage(t:torch.Tensor) -> int:
-    try: return t.untyped_storage().data_ptr()
-    except Exception: return id(t)
-
-def value_nbytes(v,  # a tensor, or tuples/lists/dicts of them
-                ) -> int:
-    "Bytes held by the tensors in `v` (each distinct storage counted whole: a view keeps its base alive)."
-    seen, total = set(), 0
-    for t in tensors_of(v):
-        try: s = t.untyped_storage(); key, size = s.data_ptr(), s.nbytes()
-        except Exception: key, size = id(t), t.numel() * t.element_size()
-        if key not in seen: seen.add(key); total += size
-    return total
-
-def _clone(v): return map_tensors(torch.Tensor.clone, v)
-
-def _max_diff(a, b) -> tuple:
-    "`(largest absolute difference, largest |b|)` of two outputs of the same structure, in one host transfer (inf if they differ in structure or NaNs)."
-    ta, tb = [x for x in tensors_of(a) if x.numel()], [y for y in tensors_of(b) if y.numel()]
-    if len(ta) != len(tb) or any(x.shape != y.shape for x, y in zip(ta, tb)): return math.inf, 0.
-    if not ta: return 0., 0.
-    dev = ta[0].device
-    def here(t): return t if t.device == dev else t.to(dev)
-    diff = [here(((x.double() - y.double()).abs().nan_to_num(0.)).max()) for x, y in zip(ta, tb)]
-    scale = [here(y.double().abs().max()) for y in tb]
-    nans = [here((x.isnan() != y.isnan()).any().double()) for x, y in zip(ta, tb) if x.is_floating_point()]
-    d, s, nan = torch.stack([torch.stack(diff).max(), torch.stack(scale).max(), torch.stack(nans or [diff[0] * 0]).max()]).tolist()
-    return (math.inf if nan else d), s
-
-# %% ../../nbs/analyze/evaluation.ipynb #efd7612d
-class _Unsplittable(Exception):
-    "Why the model cannot be evaluated by parts (the suffix evaluator falls back to full evaluation)."
-
-def _short(e:Exception, n:int=200) -> str:
-    "The first line of an exception's message, at most `n` characters."
-    s = str(e).strip().splitlines()[0] if str(e).strip() else ''
-    return s if len(s) <= n else s[:n] + '…'
-
 # %% ../../nbs/analyze/evaluation.ipynb #85b72d40
-class SuffixEvaluator(Evaluator):
+class SuffixEvaluator(Evaluator, SuffixGraph):
     "Evaluate `metric` over `data`, re-running only the part of the graph downstream of the touched modules."
     source, sees_samples = 'metric', True
     def __init__(self,
@@ -648,26 +258,6 @@ class SuffixEvaluator(Evaluator):
                           f"evaluating the whole model for every layer instead (same results, slower)", UserWarning, stacklevel=3)
         self.close()
 
-    def _index_graph(self):
-        self.nodes = list(self.gm.graph.nodes)
-        self.idx = {n: i for i, n in enumerate(self.nodes)}
-        self.placeholders = [n for n in self.nodes if n.op == 'placeholder']
-        self.output = next(n for n in self.nodes if n.op == 'output')
-        self.inplace = {n for n in self.nodes if _is_inplace(n, self.model)}
-        self.leaf_targets = {n.target for n in self.nodes if n.op == 'call_module'}
-        self.targets = self.leaf_targets | {n.target for n in self.nodes if n.op == 'get_attr'}
-        self._full_plan = _make_plan(self.nodes, set(self.nodes), set(), self.inplace)
-        self._last_use = {}
-        for i, n in enumerate(self._full_plan.run):
-            for a in n.all_input_nodes: self._last_use[a] = i
-        types = tuple(Granularities.available_modules())
-        names = [name for name, m in self.model.named_modules() if isinstance(m, types)]
-        layers = [n for n in self.nodes if n.op in ('call_module', 'get_attr') and any(_related(n.target, m) for m in names)]
-        cands = set()
-        for n in layers: cands |= self._frontier(self._downstream([n]))
-        cands = {c for c in cands if c.op != 'get_attr'}          # parameters: looked up live, never cached
-        self.candidates = sorted(cands, key=self.idx.get, reverse=True)    # deepest first
-
     @property
     def data_digest(self) -> str|None:
         "A digest of the batches the baseline read (None before the baseline)."
@@ -692,149 +282,7 @@ class SuffixEvaluator(Evaluator):
         "Free the cached values, targets and plans (the trace is kept)."
         self._cache, self._targets, self._plans, self._cache_bytes = None, None, {}, 0
 
-# %% ../../nbs/analyze/evaluation.ipynb #ea6f76e1
-@patch
-def _downstream(self:SuffixEvaluator, start) -> set:
-    "`start` and every node that depends on one of them."
-    dirty, stack = set(), list(start)
-    while stack:
-        n = stack.pop()
-        if n not in dirty: dirty.add(n); stack.extend(n.users)
-    return dirty
-
-@patch
-def _frontier(self:SuffixEvaluator, dirty:set) -> set:
-    "The clean nodes that dirty nodes read."
-    return {a for n in dirty for a in n.all_input_nodes if a not in dirty}
-
-@patch
-def _resolve(self:SuffixEvaluator) -> dict:
-    "Target -> module or tensor, looked up in the model now (pruning may have swapped parameters)."
-    out = {}
-    for n in self.nodes:
-        if n.op == 'call_module': out[n.target] = self.model.get_submodule(n.target)
-        elif n.op == 'get_attr':
-            obj = self.model
-            for a in n.target.split('.'): obj = getattr(obj, a)
-            out[n.target] = obj
-    return out
-
-@patch
-def _placeholder(self:SuffixEvaluator, n:fx.Node, xs):
-    i = self.placeholders.index(n)
-    if isinstance(xs, dict):
-        if n.target in xs: return xs[n.target]
-    elif isinstance(xs, (tuple, list)):
-        if i < len(xs): return xs[i]
-    elif i == 0: return xs
-    if n.args: return n.args[0]                                  # the forward's default value
-    raise _Unsplittable(f"the traced graph has no input for its argument {n.target!r}")
-
-@patch
-def _execute(self:SuffixEvaluator, plan:_Plan, env:dict, xs, targets:dict, protected:set,
-             keep:set|None=None, store:dict|None=None, check:bool=False):
-    "Run `plan` on one batch from `env`; returns the output. `keep`/`store`: values to cache; `check`: look for unsafe in-place writes."
-    for i, n in enumerate(plan.run):
-        if n.op == 'output': return map_arg(n.args[0], env.__getitem__)
-        if n.op == 'placeholder': v = self._placeholder(n, xs)
-        elif n.op == 'get_attr': v = targets[n.target]
-        else:
-            args, kwargs = map_arg(n.args, env.__getitem__), map_arg(n.kwargs, env.__getitem__)
-            if n in self.inplace and isinstance(args[0], torch.Tensor):
-                if check: self._check_inplace(n, i, args[0], env)
-                if _storage(args[0]) in protected: args = (args[0].clone(),) + tuple(args[1:])
-            if n.op == 'call_module': v = targets[n.target](*args, **kwargs)
-            elif n.op == 'call_function': v = n.target(*args, **kwargs)
-            else: v = getattr(args[0], n.target)(*args[1:], **kwargs)
-        env[n] = v
-        if keep is not None and n in keep:
-            store[n] = v
-            protected.update(_storage(t) for t in tensors_of(v))
-        for a in plan.release[i]: env.pop(a, None)
-    raise RuntimeError("the graph has no output node")
-
-@patch
-def _check_inplace(self:SuffixEvaluator, n:fx.Node, i:int, t:torch.Tensor, env:dict):
-    "Refuse an in-place write into a value (or a view of it) that a later node still reads."
-    s = _storage(t)
-    for a, v in env.items():
-        if self._last_use.get(a, -1) > i and any(_storage(x) == s for x in tensors_of(v)):
-            raise _Unsplittable(f"the in-place operation {n.name!r} ({n.target}) overwrites a value that "
-                                f"{[u.name for u in a.users if self.idx[u] > i][:3]} read afterwards")
-
-# %% ../../nbs/analyze/evaluation.ipynb #f1842e39
-@patch
-def _check_model(self:SuffixEvaluator):
-    "Hooks the graph would skip (on modules it traces through) make it unusable."
-    if nn.modules.module._global_forward_hooks or nn.modules.module._global_forward_pre_hooks:
-        raise _Unsplittable("global module hooks are registered (the graph would not call them on every module)")
-    for name, m in self.model.named_modules():
-        if _has_hooks(m) and self._traced_through(name):
-            raise _Unsplittable(f"module {name or type(m).__name__!r} has hooks, and the traced graph goes through it")
-
-@patch
-def _under_leaf(self:SuffixEvaluator, name:str) -> bool:
-    "Is module `name` called as a whole by the graph (it, or a module containing it, is a leaf)?"
-    return name != '' and any(name == t or name.startswith(t + '.') for t in self.leaf_targets)
-
-@patch
-def _traced_through(self:SuffixEvaluator, name:str) -> bool:
-    "Did tracing go through module `name` (the model itself, or a container of what the graph calls)?"
-    return name == '' or (not self._under_leaf(name) and any(t.startswith(name + '.') for t in self.targets))
-
-@patch
-def _build(self:SuffixEvaluator):
-    "The baseline pass: run the whole graph over the data, fill the cache, keep the targets; returns the metric."
-    self._check_model()
-    self.close()
-    full, targets = self.full, self._resolve()
-    indexable = isinstance(full.batches, (list, tuple))
-    cands = [c for c in self.candidates if not (indexable and c.op == 'placeholder')]
-    cache, node_bytes, outs, targs, targ_bytes, budget = {}, {}, [], [], 0, self.budget_bytes()
-    for b, (xs, y) in enumerate(full.iterate(baseline=True)):
-        keep = set(cands) if b == 0 else set(cache)
-        store, protected = {}, {_storage(t) for t in tensors_of(xs)}
-        try: out = self._execute(self._full_plan, {}, xs, targets, protected, keep, store, check=True)
-        except _Unsplittable: raise
-        except Exception as e: raise _Unsplittable(f"the traced graph fails on the data ({type(e).__name__}: {_short(e)})") from e
-        check_targets(out, y, b)
-        if b == 0:
-            ref = run_model(self.model, _clone(xs))
-            d, scale = _max_diff(out, ref)
-            if not d <= 1e-5 * max(scale, 1.):
-                raise _Unsplittable(f"the traced graph does not reproduce the model's output (max difference {d:.3g})")
-            n_batches = len(full.batches) if hasattr(full.batches, '__len__') else 1
-            used = value_nbytes(y) * n_batches
-            wanted = used + sum(value_nbytes(store[c]) for c in cands) * n_batches
-            for c in cands:                                          # deepest first, while they fit
-                size = value_nbytes(store[c]) * n_batches
-                if used + size <= budget: cache[c] = []; node_bytes[c] = 0; used += size
-        for c in cache: cache[c].append(store[c]); node_bytes[c] += value_nbytes(store[c])
-        outs.append(out); targs.append(y); targ_bytes += value_nbytes(y)
-        total = sum(node_bytes.values()) + targ_bytes
-        for c in sorted(cache, key=self.idx.get):                  # over budget: drop the shallowest first
-            if total <= budget: break
-            total -= node_bytes.pop(c); del cache[c]
-    self._cache, self._targets = cache, cat_batches(targs)
-    self._n_samples = n_items(self._targets)
-    self._cache_bytes = sum(node_bytes.values()) + value_nbytes(self._targets)
-    self._n_batches, self._indexable = len(outs), indexable
-    self._report_cache(budget, wanted, len(cands))
-    return cat_batches(outs)
-
-@patch
-def _report_cache(self:SuffixEvaluator, budget:float, wanted:float, cut_points:int):
-    "Record what the cache holds against what the suffix path wanted; say so when the limit left layers to re-run from further up."
-    mb = 2 ** 20
-    self.cache_report = dict(cached=len(self._cache), cut_points=cut_points, cached_mb=self._cache_bytes / mb, wanted_mb=wanted / mb,
-                             budget_mb=budget / mb)
-    if wanted <= budget or not cut_points: return
-    saved = ('nothing is cached: every layer re-runs the whole network, so the suffix path saves nothing' if not self._cache else
-             f"{len(self._cache)} of {cut_points} cut points are cached; a layer above the others re-runs from the nearest one")
-    warnings.warn(f"suffix evaluation: its cache would need {wanted / mb:,.0f} MB, more than the {budget / mb:,.0f} MB allowed "
-                  f"(max_cache_mb={self.max_cache_mb}); {saved} (the results are the same). Raise max_cache_mb to save more",
-                  UserWarning, stacklevel=4)
-
+# %% ../../nbs/analyze/evaluation.ipynb #05a91298
 @patch
 def _baseline(self:SuffixEvaluator):
     if self.fallback is None:
@@ -845,37 +293,6 @@ def _baseline(self:SuffixEvaluator):
             self._base_value = self.metric(preds, self._targets)
             return self._base_value
     return self.full.evaluate(baseline=True)
-
-# %% ../../nbs/analyze/evaluation.ipynb #f227d5aa
-@patch
-def _plan_for(self:SuffixEvaluator, touched:frozenset) -> _Plan|None:
-    "The plan for `touched` (None: nothing that reaches the output depends on them)."
-    if touched in self._plans: return self._plans[touched]
-    start = [n for n in self.nodes if n.op in ('call_module', 'get_attr') and any(_related(n.target, t) for t in touched)]
-    dirty = self._downstream(start)
-    plan = None
-    if self.output in dirty:
-        need, stack = set(), [f for f in self._frontier(dirty) if f not in self._cache]
-        while stack:                                       # recompute what the cache lacks, from what it has
-            n = stack.pop()
-            if n in need or n in self._cache: continue
-            need.add(n); stack.extend(n.all_input_nodes)
-        run = dirty | need
-        prefill = {a for n in run for a in n.all_input_nodes if a not in run}
-        plan = _make_plan(self.nodes, run, prefill, self.inplace, len(dirty))
-    self._plans[touched] = plan
-    return plan
-
-@patch
-def _batches_for(self:SuffixEvaluator, plan:_Plan):
-    "Yield `(batch index, inputs or None)`: inputs only when the plan reads them (a loader is iterated again, and checked)."
-    if not plan.needs_inputs:
-        yield from ((b, None) for b in range(self._n_batches)); return
-    if self._indexable:
-        dev, n_inp = model_device(self.model), self.full.n_inp
-        for b in range(self._n_batches): yield b, to_device(split_batch(self.full.batches[b], n_inp)[0], dev)
-        return
-    for b, (xs, _) in enumerate(self.full.iterate()): yield b, xs       # each batch checked against the baseline's digest
 
 @patch
 def _compressed(self:SuffixEvaluator, touched):
@@ -893,12 +310,4 @@ def _compressed(self:SuffixEvaluator, touched):
             return self.full.evaluate()                    # its code is in the graph, with its attributes baked in (or a hook the graph would skip): in full
         plan = self._plan_for(touched)
         if plan is None: return self._base_value
-    targets, outs = self._resolve(), []
-    with eval_mode(self.model), torch.no_grad():
-        for b, xs in self._batches_for(plan):
-            env = {n: self._cache[n][b] for n in plan.prefill}
-            protected = set()
-            if plan.has_inplace:
-                protected = {_storage(t) for v in env.values() for t in tensors_of(v)} | {_storage(t) for t in tensors_of(xs)}
-            outs.append(self._execute(plan, env, xs, targets, protected))
-    return self.metric(cat_batches(outs), self._targets)
+    return self._run_plan(plan)

@@ -5,6 +5,7 @@
 # %% ../../nbs/analyze/sensitivity.ipynb #eca6f3f1
 from __future__ import annotations
 import inspect, math, numbers, textwrap, time, warnings
+from dataclasses import dataclass
 from functools import partial
 import numpy as np
 import torch
@@ -223,6 +224,7 @@ def _check_reference(cls, criteria:Criteria):
         f"the Sparsifier, the Pruner and their callbacks use {criteria.name} with the reference they keep (the weights when "
         f"they are created, or at each update)")
 
+# %% ../../nbs/analyze/sensitivity.ipynb #840d4b69
 def _fingerprint(self, cls, comp, sel, lv, stop, sample) -> dict:
     "What a checkpoint (or another rank) must match: the model, the data read, the settings."
     data = {'sample': sample, 'calibration_data': self.calibration_data}   # the evaluation batches: digested by the evaluator's baseline pass, added by run_units
@@ -268,10 +270,21 @@ def _removed(comp, cm, unit, levels:list, done:list) -> dict|None:
             for k, v in cm.removed(comp.selection(unit, l)).items(): out[k][i] = v
     return out
 
-def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bool, single:bool,
-         checkpoint=None, keywords=(), distributed=False, errors:str='record') -> SweepResult:
-    "The analysis behind `analyze` and `sweep`."
-    t0 = time.perf_counter()
+# %% ../../nbs/analyze/sensitivity.ipynb #1c5cc691
+@dataclass
+class _Request:
+    "What an analysis will do, checked before any work (`_validate`)."
+    cls:type                 # the compression kind
+    comp:Compression         # the kind, configured and bound to `setup`
+    setup:AnalysisSetup      # the model, the units, the criteria; the sample once it is on the device
+    sel:dict                 # the units to analyse: name -> layer, in model order
+    levels:list              # the levels, checked and ordered mildest first
+    stop:tuple|None          # early stop, checked
+    record:bool              # record the costs of what is measured
+
+def _validate(self, compression, levels, layers, early_stop, options:dict, single:bool, keywords,
+              errors:str) -> _Request:
+    "Check the request before any work: `errors`, the kind and its options, the levels, early stop, the layers."
     if errors not in ('record', 'raise'): raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     cfg = as_compression(compression, options, keywords)
     cls = type(cfg)
@@ -284,60 +297,110 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     comp.validate()
     record = self.costs and bool(cls.reduces)                 # a kind that reduces nothing has no costs to record
     if record and cls.selection is Compression.selection:
-        raise NotImplementedError(f"compression={cls.name!r} reduces {list(cls.reduces)} but does not say by how much: define its "
-                                  f"selection(unit, level) (see fasterai.analyze.compressions), or analyse with costs=False")
-    with ModelGuard(self.model, self.device, inside='your eval_fn' if self.eval_fn is not None else 'your metric') as guard:
-        dev = torch.device(self.device) if self.device is not None else single_device(self.model)
-        setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
-        macs, inputs = check_sample(self.model, sel, setup.sample)
-        setup.counted = macs.counted                                    # before the kind's preparation: it may read the count
-        comp.run_sample(inputs)
-        ev = self.evaluator
-        n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
-        fp = (_fingerprint(self, cls, comp, sel, lv, stop, setup.sample)
-              if checkpoint is not None or distributed is not False else None)
-        try: m = run_units(comp, lv, ev, early_stop=stop, reset=guard.restore_buffers, verbose=verbose,
-                           checkpoint=checkpoint, fingerprint=fp, distributed=distributed, metric=self.metric_name,
-                           confidence=None if self.confidence is None else self._bootstrap, errors=errors, repair=guard.put_back)
-        finally: ev.close()
-        t1 = time.perf_counter()
-        names = list(m.baseline) if isinstance(m.baseline, dict) else None
-        primary = (self.metric_name or names[0]) if names else None
-        done = [[l for l, v in zip(lv, _series(r, primary, len(lv), False)['metrics']) if not math.isnan(v)] for r in m.results]
-        cm = _record_costs(comp, self.model, inputs, m.units, done, errors) if record else None
-        t_cost = time.perf_counter() - t1 if record else 0.
+        raise NotImplementedError(f"compression={cls.name!r} reduces {list(cls.reduces)} but does not say by how much: "
+                                  f"define its selection(unit, level) (see fasterai.analyze.compressions), or analyse "
+                                  f"with costs=False")
+    return _Request(cls=cls, comp=comp, setup=setup, sel=sel, levels=lv, stop=stop, record=record)
+
+def _prepare(self, req:_Request) -> tuple:
+    "Inside the guard, before measuring: the sample on the device, each layer's MACs, the kind's preparation."
+    dev = torch.device(self.device) if self.device is not None else single_device(self.model)
+    req.setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
+    macs, inputs = check_sample(self.model, req.sel, req.setup.sample)
+    req.setup.counted = macs.counted                                    # before the kind's preparation: it may read the count
+    req.comp.run_sample(inputs)
+    return macs, inputs
+
+def _measure(self, req:_Request, guard:ModelGuard, verbose:bool, checkpoint, distributed, errors:str):
+    "Every unit at every level against one baseline (`run_units`), on the guarded model; the evaluator is closed after."
+    ev = self.evaluator
+    fp = (_fingerprint(self, req.cls, req.comp, req.sel, req.levels, req.stop, req.setup.sample)
+          if checkpoint is not None or distributed is not False else None)
+    try:
+        return run_units(req.comp, req.levels, ev, early_stop=req.stop, reset=guard.restore_buffers, verbose=verbose,
+                         checkpoint=checkpoint, fingerprint=fp, distributed=distributed, metric=self.metric_name,
+                         confidence=None if self.confidence is None else self._bootstrap, errors=errors,
+                         repair=guard.put_back)
+    finally: ev.close()
+
+def _measured_levels(self, m, levels:list) -> tuple:
+    "`(metric names or None, the metric that ranks, the levels measured of each unit)`."
+    names = list(m.baseline) if isinstance(m.baseline, dict) else None
+    primary = (self.metric_name or names[0]) if names else None
+    done = [[l for l, v in zip(levels, _series(r, primary, len(levels), False)['metrics']) if not math.isnan(v)]
+            for r in m.results]
+    return names, primary, done
+
+# %% ../../nbs/analyze/sensitivity.ipynb #360d27a1
+def _coverage(self, req:_Request, cm, macs) -> dict:
+    "Every weight of the model, and what the analysis measured of it (`weight_inventory`)."
     cut = {cm.names[t] for table in cm.pruning.values() for _, rows in table for t, *_ in rows} if cm is not None else set()
-    coverage = weight_inventory(self.model, sel, cls.weight_units,      # and the weights the measured groups cut that are no layer of theirs (in_proj_weight)
-                                {id(p) for n, p in self.model.named_parameters() if n in cut})
+    coverage = weight_inventory(self.model, req.sel, req.cls.weight_units,   # and the weights the measured groups cut
+                                {id(p) for n, p in self.model.named_parameters() if n in cut})   # (in_proj_weight)
     if macs.uncounted: coverage['macs_uncounted'] = macs.uncounted     # what the MAC count left out, and why
+    return coverage
+
+def _check_failed(m):
+    "Raise when every unit that could be measured failed: the first one's error."
     tried = [r for u, r in zip(m.units, m.results) if u.prunable is not False]
     if tried and all(r.failed is not None for r in tried):
         first = tried[0]
-        raise RuntimeError(f"every layer failed; the first, {m.units[m.results.index(first)].names[0]!r}, {first.failed}") from first.error
+        raise RuntimeError(f"every layer failed; the first, {m.units[m.results.index(first)].names[0]!r}, "
+                           f"{first.failed}") from first.error
+
+def _curves(req:_Request, m, cm, macs, names, primary, done, has_ci) -> list:
+    "One `LayerCurve` per layer of each unit, in model order."
+    lv, sel, curves = req.levels, req.sel, []
+    for u, r, d in zip(m.units, m.results, done):
+        removed = _removed(req.comp, cm, u, lv, d)
+        main = _series(r, primary, len(lv), has_ci(primary))
+        others = {n: _series(r, n, len(lv), has_ci(n)) for n in names if n != primary} if names else None
+        for n in u.names:
+            curves.append(LayerCurve(
+                name=n, layer_type=unit_type(sel[n]), params=sel[n].weight.numel(), metrics=list(main['metrics']),
+                macs=macs.get(n) or None, stopped_at=r.stopped_at, group=u.group,
+                group_members=None if u.members is None else list(u.members), prunable=u.prunable,
+                reason=u.reason if r.failed is None else f"failed {r.failed}",
+                channels_removed=list(r.removed) if any(x is not None for x in r.removed) else None,
+                ci_low=main.get('ci_low'), ci_high=main.get('ci_high'),
+                others=None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()},
+                removed=removed, note=req.comp.note(u, d) if d else None))
+    order = {n: i for i, n in enumerate(sel)}
+    curves.sort(key=lambda c: order[c.name])
+    return curves
+
+def _assemble(self, req:_Request, m, cm, macs, names, primary, done) -> SweepResult:
+    "The `SweepResult`: the curves, the baseline and direction of each metric, the costs and the coverage."
+    coverage = _coverage(self, req, cm, macs)
+    _check_failed(m)
+    ev = self.evaluator
     dirs = ev.directions if names else {None: getattr(ev, 'direction', self.higher_is_better is not False)}
     conf = m.confidence or {}
     def has_ci(n): return 'method' in conf and (n is None or n not in conf.get('without', []))
     base = m.baseline if names else {None: m.baseline}
-    curves = []
-    for u, r, d in zip(m.units, m.results, done):
-        removed = _removed(comp, cm, u, lv, d)
-        main = _series(r, primary, len(lv), has_ci(primary))
-        others = {n: _series(r, n, len(lv), has_ci(n)) for n in names if n != primary} if names else None
-        for n in u.names:
-            curves.append(LayerCurve(n, unit_type(sel[n]), sel[n].weight.numel(), list(main['metrics']), macs.get(n) or None,
-                                     r.stopped_at, u.group, None if u.members is None else list(u.members), u.prunable,
-                                     u.reason if r.failed is None else f"failed {r.failed}",
-                                     list(r.removed) if any(x is not None for x in r.removed) else None,
-                                     main.get('ci_low'), main.get('ci_high'),
-                                     None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()},
-                                     removed, comp.note(u, d) if d else None))
-    order = {n: i for i, n in enumerate(sel)}
-    curves.sort(key=lambda c: order[c.name])
-    other_metrics = ({n: {'baseline_metric': base[n], 'higher_is_better': dirs[n]} for n in names if n != primary} or None) if names else None
-    res = SweepResult(cls.name, lv, base[primary], curves, primary or self.metric_name or 'accuracy', dirs[primary], stop,
-                      comp.settings(), other_metrics=other_metrics, confidence=m.confidence,
-                      costs=None if cm is None else cm.to_dict(), coverage=coverage)
-    res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(sel) * len(lv),
+    curves = _curves(req, m, cm, macs, names, primary, done, has_ci)
+    other_metrics = ({n: {'baseline_metric': base[n], 'higher_is_better': dirs[n]} for n in names if n != primary}
+                     or None) if names else None
+    return SweepResult(req.cls.name, req.levels, base[primary], curves, primary or self.metric_name or 'accuracy',
+                       dirs[primary], req.stop, req.comp.settings(), other_metrics=other_metrics,
+                       confidence=m.confidence, costs=None if cm is None else cm.to_dict(), coverage=coverage)
+
+def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bool, single:bool,
+         checkpoint=None, keywords=(), distributed=False, errors:str='record') -> SweepResult:
+    "The analysis behind `analyze` and `sweep`: validate, measure (the model guarded), record the costs, assemble."
+    t0 = time.perf_counter()
+    req = _validate(self, compression, levels, layers, early_stop, options, single, keywords, errors)
+    ev = self.evaluator
+    with ModelGuard(self.model, self.device, inside='your eval_fn' if self.eval_fn is not None else 'your metric') as guard:
+        macs, inputs = _prepare(self, req)
+        n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
+        m = _measure(self, req, guard, verbose, checkpoint, distributed, errors)
+        t1 = time.perf_counter()
+        names, primary, done = _measured_levels(self, m, req.levels)
+        cm = _record_costs(req.comp, self.model, inputs, m.units, done, errors) if req.record else None
+        t_cost = time.perf_counter() - t1 if req.record else 0.
+    res = _assemble(self, req, m, cm, macs, names, primary, done)
+    res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(req.sel) * len(req.levels),
                         m.interval_seconds, t_cost, ev.describe(), ev.sample_seconds - b0)
     return res
 
