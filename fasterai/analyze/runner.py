@@ -11,16 +11,23 @@ import numpy as np
 import torch
 import torch.nn as nn
 from fastprogress.fastprogress import progress_bar
-from .evaluation import digest_into, tensor_bytes, tensor_desc, _short
+from .suffix import _short
+from .distributed import (dist_context, Ranks, dist_ranks, check_device, shard, gather, together,
+                                          StopSignal)
+from .fingerprint import (model_fingerprint, data_digest, analysis_fingerprint, with_data_digest,
+                                          fingerprint_diff, _few)
 from .confidence import PairedBootstrap, DeltaIntervals, NO_INTERVAL
 from .serialize import (jsonable, read_json, decode, dec_float, dec_int, dec_level, dec_str, dec_dict,
                                         opt, list_of, FORMAT)
 
+_all_ = ['dist_context', 'Ranks', 'dist_ranks', 'check_device', 'shard', 'gather', 'together', 'StopSignal',
+         'model_fingerprint', 'data_digest', 'analysis_fingerprint', 'with_data_digest', 'fingerprint_diff']
+
 # %% auto #0
-__all__ = ['early_stop_modes', 'check_early_stop', 'UnitResult', 'Progress', 'primary', 'measure_unit', 'dist_context', 'Ranks',
-           'dist_ranks', 'check_device', 'shard', 'gather', 'together', 'StopSignal', 'model_fingerprint',
-           'data_digest', 'analysis_fingerprint', 'with_data_digest', 'fingerprint_diff', 'rank_path', 'Checkpoint',
-           'Measurements', 'unshared_checkpoint', 'run_units']
+__all__ = ['early_stop_modes', 'check_early_stop', 'UnitResult', 'Progress', 'primary', 'measure_unit', 'rank_path', 'Checkpoint',
+           'Measurements', 'unshared_checkpoint', 'run_units', 'dist_context', 'Ranks', 'dist_ranks', 'check_device',
+           'shard', 'gather', 'together', 'StopSignal', 'model_fingerprint', 'data_digest', 'analysis_fingerprint',
+           'with_data_digest', 'fingerprint_diff']
 
 # %% ../../nbs/analyze/runner.ipynb #978c0d65
 early_stop_modes = {
@@ -125,185 +132,6 @@ def measure_unit(comp,                         # a `Compression`, prepared
         if stop and not math.isnan(m) and early_stop_modes[stop[0]](primary(baseline, metric), m, stop[1]):
             res.stopped_at = level; break
     return res
-
-# %% ../../nbs/analyze/runner.ipynb #585dfc37
-def dist_context() -> tuple[int, int]:
-    "`(rank, world_size)` of the initialised `torch.distributed` default group, else `(0, 1)` (what `distributed=True` shares with)."
-    import torch.distributed as dist
-    if dist.is_available() and dist.is_initialized(): return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
-@dataclass
-class Ranks:
-    "The processes an analysis is shared with: this one is `rank` of `world`, over `group` (None: the default group)."
-    rank:int=0                   # this process's rank
-    world:int=1                  # how many processes share the analysis
-    group:object=None            # the `ProcessGroup` (None: the default group, or no group at all)
-    backend:str|None=None        # 'gloo', 'nccl', ... (None: one process, no group)
-
-    @property
-    def device(self) -> torch.device:
-        "Where the collectives' tensors live: this rank's CUDA device under NCCL, else the CPU."
-        return torch.device('cuda', torch.cuda.current_device()) if self.backend == 'nccl' else torch.device('cpu')
-
-def dist_ranks(distributed=False,  # False: this process alone; True: the default process group; or a `ProcessGroup`
-              ) -> Ranks:
-    "The ranks to share an analysis with: `False` this process alone, `True` the default process group, or that `ProcessGroup`."
-    if distributed is False: return Ranks()
-    import torch.distributed as dist
-    if distributed is True:
-        if not (dist.is_available() and dist.is_initialized()):
-            raise ValueError("distributed=True shares the analysis over the default process group, but torch.distributed is "
-                             "not initialised: call torch.distributed.init_process_group(...) first (under torchrun), or "
-                             "leave distributed=False to analyse in this process alone")
-        group = None
-    elif dist.is_available() and isinstance(distributed, dist.ProcessGroup): group = distributed
-    else: raise TypeError(f"distributed={distributed!r} must be False (this process alone), True (the default process group) "
-                          f"or a torch.distributed ProcessGroup")
-    rank = dist.get_rank(group)
-    if rank < 0: raise ValueError("this process is not a member of the ProcessGroup given as distributed=: pass a group "
-                                  "this rank belongs to (or run the analysis only on its members)")
-    return Ranks(rank, dist.get_world_size(group), group, str(dist.get_backend(group)))
-
-def check_device(model:nn.Module|None,  # the model analysed (None: not known)
-                 ranks:Ranks,           # the ranks the analysis is shared with (`dist_ranks`)
-                ):
-    "Under NCCL each rank computes on its own GPU: the model must be on `cuda:{torch.cuda.current_device()}`."
-    if ranks.backend != 'nccl': return
-    if model is None: raise ValueError("a distributed analysis over NCCL needs the model (evaluator.model) to check its device")
-    want = str(torch.device('cuda', torch.cuda.current_device()))
-    devs = sorted({str(t.device) for t in (*model.parameters(), *model.buffers())})
-    if devs and devs != [want]:
-        raise ValueError(f"distributed over NCCL: rank {ranks.rank} computes on {want} (torch.cuda.current_device()), but the "
-                         f"model is on {devs}. Put each rank's model on its own GPU before the analysis: "
-                         f"torch.cuda.set_device(local_rank); model.to(f'cuda:{{local_rank}}') "
-                         f"(local_rank = int(os.environ['LOCAL_RANK']) under torchrun)")
-
-def shard(items:list,  # the units to share out, in order
-          rank:int,    # this process's rank
-          world:int,   # how many ranks
-         ) -> list:
-    "The items of `rank` out of `world`: round-robin by position (`items[rank::world]`)."
-    if not 0 <= rank < world: raise ValueError(f"rank={rank} must be in [0, {world})")
-    return list(items)[rank::world]
-
-def gather(obj,          # this rank's object (picklable)
-           ranks:Ranks,  # the ranks to gather from (`dist_ranks`)
-          ) -> list:
-    "Every rank's `obj`, in rank order (`all_gather_object`); `[obj]` in a single process."
-    if ranks.world == 1: return [obj]
-    import torch.distributed as dist
-    out = [None] * ranks.world
-    dist.all_gather_object(out, obj, group=ranks.group)
-    return out
-
-def together(f,            # the function every rank runs, without arguments
-             ranks:Ranks,  # the ranks that run it (`dist_ranks`)
-            ) -> list:
-    "Run `f()` on every rank and gather the results; if it raised anywhere — `KeyboardInterrupt` included — raise on every rank."
-    try: out, err = f(), None
-    except BaseException as e:
-        if ranks.world == 1: raise
-        out, err = None, e
-    got = gather((out, None if err is None else (type(err).__name__, str(err), isinstance(err, Exception))), ranks)
-    if err is not None: raise err
-    failed = [(r, m) for r, (_, m) in enumerate(got) if m is not None]
-    if failed:
-        r, (name, text, is_error) = failed[0]
-        what = f"rank {r} of {ranks.world} failed: {name}" + (f": {text}" if text else '')
-        raise RuntimeError(what) if is_error else KeyboardInterrupt(what)
-    return [o for o, _ in got]
-
-class StopSignal:
-    "After each measurement, every rank learns whether a rank failed: one `all_reduce` (MAX) of a flag per step, the same number of steps on every rank."
-    def __init__(self,
-                 ranks:Ranks,  # the ranks that share the analysis (`dist_ranks`)
-                 steps:int,    # how many steps every rank takes
-                ): self.ranks, self.steps, self.n = ranks, steps, 0
-
-    def step(self, failed:bool=False) -> bool:
-        "Take part in the next step (raising the flag if this rank `failed`); True when a rank failed."
-        if self.ranks.world == 1 or self.n >= self.steps: return failed
-        import torch.distributed as dist
-        flag = torch.tensor([int(failed)], device=self.ranks.device)
-        try: dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=self.ranks.group)
-        finally: self.n += 1
-        return bool(flag.item())
-
-    def rest(self) -> bool:
-        "Take part in the steps left (this rank's share is done); True as soon as a rank failed."
-        while self.ranks.world > 1 and self.n < self.steps:
-            if self.step(): return True
-        return False
-
-# %% ../../nbs/analyze/runner.ipynb #1d78bb35
-def model_fingerprint(model:nn.Module,  # the model whose parameters and buffers are hashed
-                     ) -> dict:
-    "Parameter/buffer name -> 'shape dtype hash' of its bytes (any device)."
-    out = {}
-    for n, t in [*model.named_parameters(), *model.named_buffers()]:
-        out[n] = f"{tensor_desc(t)} {hashlib.blake2b(tensor_bytes(t), digest_size=8).hexdigest()}"
-    return out
-
-def data_digest(o,  # tensors, nested lists, tuples, dicts, or a DataLoader (each batch hashed)
-               ) -> str:
-    "A hash of the tensors in `o` (nested lists, tuples, dicts, DataLoaders: each batch) and their shapes."
-    h = hashlib.blake2b(digest_size=8)
-    digest_into(h, o)
-    return h.hexdigest()
-
-def _normal(o): return json.loads(json.dumps(jsonable(o), allow_nan=False))
-
-def analysis_fingerprint(model:nn.Module,   # the intact model
-                         data:dict,         # name -> what the analysis reads: sample, batches, calibration data
-                         settings:dict      # name -> JSON-able value: compression, levels, layers, options...
-                        ) -> dict:
-    "The fingerprint a checkpoint is checked against: `{'model': ..., 'data': ..., 'settings': ...}`."
-    return {'model': model_fingerprint(model), 'data': {k: data_digest(v) for k, v in data.items()},
-            'settings': _normal(settings)}
-
-def with_data_digest(fingerprint:dict|None,   # an `analysis_fingerprint` (None: no fingerprint)
-                     digest:str|None          # the evaluator's `data_digest` (None: it does not see the data)
-                    ) -> dict|None:
-    "`fingerprint` with the evaluator's digest of the evaluation batches as its data entry `'data'`."
-    if fingerprint is None or digest is None: return fingerprint
-    return {**fingerprint, 'data': {**fingerprint['data'], 'data': digest}}
-
-# %% ../../nbs/analyze/runner.ipynb #fb5babb8
-def _few(names:list, k:int=5) -> str:
-    return f"{names[:k]}" + (f" and {len(names) - k} more" if len(names) > k else '')
-
-def _model_diff(a:dict, b:dict, la:str, lb:str) -> str|None:
-    if a == b: return None
-    only_a, only_b = [k for k in a if k not in b], [k for k in b if k not in a]
-    if only_a or only_b:
-        return (f"model differs: tensors {_few(only_a)} are only in {la}, {_few(only_b)} only in {lb}" if only_a and only_b
-                else f"model differs: tensors {_few(only_a or only_b)} are only in {la if only_a else lb}")
-    desc = [k for k in a if a[k].rsplit(' ', 1)[0] != b[k].rsplit(' ', 1)[0]]
-    if desc: return (f"model differs: {desc[0]!r} is {a[desc[0]].rsplit(' ', 1)[0]} in {la}, "
-                     f"{b[desc[0]].rsplit(' ', 1)[0]} in {lb}")
-    return f"model differs: the values of {_few([k for k in a if a[k] != b[k]])} are not the same"
-
-def _keys_diff(part:str, a:dict, b:dict, la:str, lb:str, show_values:bool) -> str|None:
-    keys = [k for k in list(a) + [k for k in b if k not in a] if a.get(k, ...) != b.get(k, ...)]
-    if not keys: return None
-    def val(d, k): return 'absent' if k not in d else (repr(d[k]) if show_values else 'present')
-    if show_values: what = '; '.join(f"{k!r} is {val(a, k)} in {la}, {val(b, k)} in {lb}" for k in keys)
-    else: what = ', '.join(f"{k!r}" + ('' if k in a and k in b else f" ({val(a, k)} in {la}, {val(b, k)} in {lb})")
-                           for k in keys) + ' not the same'
-    return f"{part} differs: {what}"
-
-def fingerprint_diff(a:dict,                   # a fingerprint (e.g. the checkpoint's)
-                     b:dict,                   # another (e.g. this analysis')
-                     la:str='the checkpoint',  # how the text names `a`
-                     lb:str='this analysis',   # how the text names `b`
-                    ) -> str|None:
-    "What differs between fingerprints `a` and `b` (model, data, settings and the keys), or None."
-    diffs = [_model_diff(a['model'], b['model'], la, lb),
-             _keys_diff('data', a['data'], b['data'], la, lb, show_values=False),
-             _keys_diff('settings', a['settings'], b['settings'], la, lb, show_values=True)]
-    diffs = [d for d in diffs if d]
-    return '; '.join(diffs) if diffs else None
 
 # %% ../../nbs/analyze/runner.ipynb #7fc2b466
 _CK_KIND = 'SensitivityCheckpoint'
@@ -452,7 +280,7 @@ def unshared_checkpoint(checkpoint,   # the checkpoint path given to the analysi
         where = f"; each rank keeps its own checkpoint ({str(own)!r} here)" if own is not None else ''
         warnings.warn(f"torch.distributed is initialised with {world} ranks, but distributed=False: this rank analyses every "
                       f"layer itself (if every rank runs this analysis, the work is done {world} times){where}. Pass "
-                      f"distributed=True to share the layers between the ranks", UserWarning, stacklevel=4)
+                      f"distributed=True to share the layers between the ranks", UserWarning, stacklevel=5)
     return own
 
 def _start(comp, ev, reset, levels, checkpoint, fingerprint, ranks:Ranks, local:dict, confidence=None, metric=None):
@@ -493,7 +321,15 @@ def _check_ranks(starts:list):
             raise ValueError(f"rank {r} lists other units than rank 0: every rank must run the same analysis")
     far = [r for r, s in enumerate(starts) if not _close(s['baseline'], s0['baseline'])]
     if far: warnings.warn(f"ranks {far} measured another baseline than rank 0 ({[starts[r]['baseline'] for r in far]} vs "
-                          f"{s0['baseline']}): different devices round differently; the result uses rank 0's", stacklevel=3)
+                          f"{s0['baseline']}): different devices round differently; the result uses rank 0's", stacklevel=4)
+
+def _shares(starts:list, units:list, levels:list, r:Ranks) -> tuple:
+    "`(done, share, steps)`: the units the checkpoints hold, this rank's share of the others, the steps of every rank."
+    done = {}
+    for s in starts:
+        for i, u in s['done'].items(): done.setdefault(i, u)
+    todo = [i for i, u in enumerate(units) if u.prunable is not False and i not in done]
+    return done, shard(todo, r.rank, r.world), len(shard(todo, 0, r.world)) * len(levels)   # rank 0's share: the longest
 
 def run_units(comp,                      # a `Compression` (prepared and closed here)
               levels:list,               # checked levels, mildest first
@@ -522,13 +358,8 @@ def run_units(comp,                      # a `Compression` (prepared and closed 
         mine = None if ck is None else ck.path if r.world == 1 else rank_path(ck.path, r.rank)
         _check_ranks(starts)
         baseline, base = starts[0]['baseline'], starts[r.rank]['baseline']
-        done = {}
-        for s in starts:
-            for i, u in s['done'].items(): done.setdefault(i, u)
+        done, share, steps = _shares(starts, units, levels, r)
         resumed = len(done)
-        todo = [i for i, u in enumerate(units) if u.prunable is not False and i not in done]
-        share = shard(todo, r.rank, r.world)
-        steps = len(shard(todo, 0, r.world)) * len(levels)              # rank 0's share is the longest
         def measure():
             pb, out, sig = Progress(len(share) * len(levels), verbose and r.rank == 0), {}, StopSignal(r, steps)
             def after():
