@@ -99,7 +99,8 @@ def tensor_bytes(t:torch.Tensor,  # any tensor: dense, sparse or quantized, on a
                 ) -> memoryview:
     "The bytes of `t`'s values, read on the CPU (a sparse tensor as dense, a quantized one as its integers)."
     t = t.detach()
-    if type(t) is not torch.Tensor: t = t.as_subclass(torch.Tensor)     # e.g. fastai's TensorImage: plain bytes, no dispatch
+    # e.g. fastai's TensorImage: plain bytes, no dispatch
+    if type(t) is not torch.Tensor: t = t.as_subclass(torch.Tensor)
     if t.is_sparse: t = t.to_dense()
     if t.is_quantized: t = t.int_repr()
     if t.device.type != 'cpu': t = t.cpu()

@@ -45,7 +45,7 @@ class _WeightEdit(Compression):
     "Base of kinds that rewrite one layer's weight in place and restore it from a copy."
     def prepare(self):
         self._orig, self._edited, self._buf = (None, None), None, None
-        self._guard = ModelGuard.active(self.setup.model)    # its copy of each weight, when the analysis runs inside one
+        self._guard = ModelGuard.active(self.setup.model)  # its copy of each weight, when the analysis runs inside one
 
     def _original(self, name:str) -> torch.Tensor:
         "The original weight of layer `name`: the guard's copy, or copied once per layer into a shared buffer."
@@ -99,7 +99,8 @@ class SparsityCompression(_WeightEdit):
         self._scores = (None, None)
         ws = [m.weight for m in self.setup.layers.values()]
         self._scratch = MaskScratch(max(w.numel() for w in ws)) if all(w.device.type == 'cpu' for w in ws) else None
-        self.setup.criteria.bind(self.setup.model, self.setup.layers)   # Wanda: one calibration pass, before any layer changes
+        # Wanda: one calibration pass, before any layer changes
+        self.setup.criteria.bind(self.setup.model, self.setup.layers)
 
     def _layer_scores(self, name:str, m:nn.Module) -> torch.Tensor:
         if self._scores[0] != name:
@@ -115,8 +116,10 @@ class SparsityCompression(_WeightEdit):
         self._edited = (m, name)
         _masked(self._original(name), keep, m.weight.detach())
         out = {'touched': [name]}
-        if self.options['granularity'] in ('filter', 'channel'):     # whole output (filter) / input (channel) channels zeroed
-            out['channels_removed'] = n_zeroed(scores.numel(), level)      # exactly that many groups: no count on the device
+        # whole output (filter) / input (channel) channels zeroed
+        if self.options['granularity'] in ('filter', 'channel'):
+            # exactly that many groups: no count on the device
+            out['channels_removed'] = n_zeroed(scores.numel(), level)
         return out
 
     def close(self):
@@ -128,12 +131,13 @@ def _masked(src:torch.Tensor, keep:torch.Tensor, dst:torch.Tensor):
     if dst.device.type == 'cpu' and dst.dtype == src.dtype == torch.float32 and dst.is_contiguous():
         d = dst.numpy()
         with np.errstate(invalid='ignore'): np.multiply(src.numpy(), keep.numpy(), out=d)
-        if not np.isfinite(d).all(): d[~np.broadcast_to(keep.numpy(), d.shape)] = 0     # inf x 0 is NaN: zeroed means 0
-    else:                                                                  # one pass, no host sync: zeroed means 0, even for inf
+        if not np.isfinite(d).all(): d[~np.broadcast_to(keep.numpy(), d.shape)] = 0  # inf x 0 is NaN: zeroed means 0
+    else:  # one pass, no host sync: zeroed means 0, even for inf
         with torch.no_grad(): torch.where(keep, src, torch.zeros((), dtype=dst.dtype, device=dst.device), out=dst)
 
 # %% ../../nbs/analyze/compressions.ipynb #d9c9c5ef
-RESOLVED_STEPS = 1 / 8    # a grid finer than a half dtype's resolution: written back, a value would land further off it (in steps)
+# a grid finer than a half dtype's resolution: written back, a value would land further off it (in steps)
+RESOLVED_STEPS = 1 / 8
 
 @register_compression
 class QuantizationCompression(_WeightEdit):
@@ -187,10 +191,12 @@ class QuantizationCompression(_WeightEdit):
         axis = out_channel_axis(m) if self.options['quant_per_channel'] else None
         with torch.no_grad():
             if off_grid_steps(w.dtype, level) == 0 or isinstance(m, WeightUnit):
-                if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)   # its parent uses it directly
+                # its parent uses it directly
+                if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)
                 self._edited = (m, name)
                 fake_quantize(w, level, axis, out=m.weight.detach())
-            else: self._float32 = float32_layer(m, fake_quantize(w, level, axis, dtype=torch.float32))   # half: as in float32
+            # half: as in float32
+            else: self._float32 = float32_layer(m, fake_quantize(w, level, axis, dtype=torch.float32))
         if self.options['quant_activations']:
             lo, hi = self.ranges[name]
             self._hook = m.register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=level))
@@ -267,8 +273,10 @@ class PruningCompression(Compression):
         cm = self.pruner.pruned({unit.group: level})
         info = cm.__enter__()
         self._cm, self._key = cm, (unit.group, float(level))
-        self.cuts[(unit.group, float(level))] = [[n, ax, s0 - s1] for n, p in self.setup.model.named_parameters()   # read from shapes,
-                                                 for ax, (s0, s1) in enumerate(zip(self._shapes[n], p.shape)) if s0 != s1]   # for the costs
+        # read from shapes,
+        self.cuts[(unit.group, float(level))] = [[n, ax, s0 - s1] for n, p in self.setup.model.named_parameters()
+                                                 # for the costs
+                                                 for ax, (s0, s1) in enumerate(zip(self._shapes[n], p.shape)) if s0 != s1]
         before, after = info.groups.get(unit.group, (0, 0))
         return {'channels_removed': before - after, 'touched': list(info.touched),
                 'indices': info.indices.get(unit.group, [])}   # the root's removed channels (for estimates)

@@ -41,11 +41,12 @@ class Evaluator:
     n_samples = None          # samples of the last evaluation (set by evaluators that see the data)
 
     def __init__(self,
-                 higher_is_better=None):   # True, False, a dict name -> bool for several metrics, or None: True / from the names
+                 # True, False, a dict name -> bool for several metrics, or None: True / from the names
+                 higher_is_better=None):
         self.higher_is_better = check_direction(higher_is_better)
         self.n, self.seconds, self.sample_seconds = 0, 0., 0.
-        self.names = self.directions = None            # the metric names and their directions, when the metric is a dict
-        self.base_samples = self.last_samples = None   # per-sample values of the baseline, of the last evaluation
+        self.names = self.directions = None           # the metric names and their directions, when the metric is a dict
+        self.base_samples = self.last_samples = None  # per-sample values of the baseline, of the last evaluation
         self.keep_samples, self._noted = True, False
 
     @property
@@ -58,7 +59,8 @@ class Evaluator:
         t0 = time.perf_counter()
         try:
             out = f(*args)
-            for d in {t.device for t in tensors_of(out) if t.is_cuda}: torch.cuda.synchronize(d)   # the read after waits anyway
+            # the read after waits anyway
+            for d in {t.device for t in tensors_of(out) if t.is_cuda}: torch.cuda.synchronize(d)
             return out
         finally: self.seconds += time.perf_counter() - t0; self.n += 1
 
@@ -119,9 +121,10 @@ class Evaluator:
 class FunctionEvaluator(Evaluator):
     "Evaluate with your `eval_fn(model) -> float` (or a dict of metrics), counting the calls and the seconds spent inside."
     def __init__(self,
-                 eval_fn,                        # eval_fn(model) -> float, or a dict name -> float: your metric(s)
-                 model:nn.Module,                # the model it is called with
-                 higher_is_better=None):         # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
+                 eval_fn,          # eval_fn(model) -> float, or a dict name -> float: your metric(s)
+                 model:nn.Module,  # the model it is called with
+                 # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
+                 higher_is_better=None):
         if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
         super().__init__(higher_is_better)
         self.eval_fn, self.model = eval_fn, model
@@ -137,10 +140,11 @@ class DataEvaluator(Evaluator):
     "Evaluate `metric(preds, targets)` over all batches of `data`, running the whole model each time."
     source, sees_samples = 'metric', True
     def __init__(self,
-                 model:nn.Module,                # the model (evaluated in eval mode, no grad)
-                 data,                           # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
-                 metric,                         # metric(preds, targets) -> float, one value per sample, or a dict of them
-                 higher_is_better=None):         # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
+                 model:nn.Module,  # the model (evaluated in eval mode, no grad)
+                 data,             # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
+                 metric,           # metric(preds, targets) -> float, one value per sample, or a dict of them
+                 # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
+                 higher_is_better=None):
         if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
         if not callable(metric): raise TypeError(f"metric must be callable as metric(preds, targets) -> float, got {metric!r}")
         super().__init__(higher_is_better)
@@ -212,12 +216,15 @@ class SuffixEvaluator(Evaluator, SuffixGraph):
     "Evaluate `metric` over `data`, re-running only the part of the graph downstream of the touched modules."
     source, sees_samples = 'metric', True
     def __init__(self,
-                 model:nn.Module,                # the model (traced once with torch.fx, never copied)
-                 data,                           # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
-                 metric,                         # metric(preds, targets) -> float, one value per sample, or a dict of them
-                 higher_is_better=None,          # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
-                 max_cache_mb:float|None=None,   # memory for cached activations, on the model's device (None: a quarter of a GPU's free memory, 512 MB on the CPU)
-                 leaves=()):                     # more module types to keep whole when tracing
+                 model:nn.Module,  # the model (traced once with torch.fx, never copied)
+                 data,             # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
+                 metric,           # metric(preds, targets) -> float, one value per sample, or a dict of them
+                 # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
+                 higher_is_better=None,
+                 # memory for cached activations, on the model's device (None: a quarter of a GPU's free memory, 512 MB
+                 # on the CPU)
+                 max_cache_mb:float|None=None,
+                 leaves=()):       # more module types to keep whole when tracing
         if max_cache_mb is not None and (isinstance(max_cache_mb, bool) or not isinstance(max_cache_mb, numbers.Real)
                                          or not max_cache_mb >= 0):
             raise ValueError(f"max_cache_mb={max_cache_mb!r} must be None or a number of megabytes >= 0")
@@ -307,7 +314,8 @@ def _compressed(self:SuffixEvaluator, touched):
         unknown = sorted(t for t in touched if t not in known)
         if unknown: raise ValueError(f"touched names modules that are not in the model: {unknown}")
         if any(t in mods and self._traced_through(t) for t in touched):
-            return self.full.evaluate()                    # its code is in the graph, with its attributes baked in (or a hook the graph would skip): in full
+            # its code is in the graph, with its attributes baked in (or a hook the graph would skip): in full
+            return self.full.evaluate()
         plan = self._plan_for(touched)
         if plan is None: return self._base_value
     return self._run_plan(plan)

@@ -91,12 +91,12 @@ class Unit:
 @dataclass
 class AnalysisSetup:
     "Everything a compression may need, gathered once per analysis (its options are on the compression)."
-    model:nn.Module                   # the model, compressed in place one unit at a time
-    layers:dict                       # name -> module: the layers to analyse, in model order
-    sample:object=None                # example input, on the model's device
-    criteria:Criteria=large_final     # which weights/filters go first (kinds with `uses_criteria`)
-    calibration_data:object=None      # activation quantization: batches to calibrate output ranges (else `sample`)
-    counted:object=None               # the dense model's count (`count_flops_params`' DataFrame), when the analysis made one
+    model:nn.Module                # the model, compressed in place one unit at a time
+    layers:dict                    # name -> module: the layers to analyse, in model order
+    sample:object=None             # example input, on the model's device
+    criteria:Criteria=large_final  # which weights/filters go first (kinds with `uses_criteria`)
+    calibration_data:object=None   # activation quantization: batches to calibrate output ranges (else `sample`)
+    counted:object=None  # the dense model's count (`count_flops_params`' DataFrame), when the analysis made one
 
 # %% ../../nbs/analyze/kinds.ipynb #b936062d
 compressions = {}
@@ -124,17 +124,18 @@ def option_names() -> list[str]:
 
 class Compression:
     "A kind of compression: its options, unit and labels (a config); bound to an analysis, it compresses one unit at a time and undoes it exactly."
-    name:str = ''                      # registry key, e.g. 'sparsity'
-    unit:LevelUnit = PERCENT           # what a level counts: `PERCENT` (0–100) or `BITS` (2–16)
-    options:tuple = ()                 # its `Option`s: keywords of `analyze`/`sweep`
-    default_levels:tuple = ()          # the levels of a full sweep: the command line's default, the planner's range
-    sweep_levels:tuple|None = None     # the levels of `sweep()` given none (None: `default_levels`)
-    default_target:float|None = None   # command line: overall percent of targets.json (None: it writes none)
-    targets_hint:str|None = None       # command line: how to apply targets.json, '{path}' standing for its path
-    structured:bool = False            # units are coupled groups (`Unit.group`): members share one measurement and one target
-    reduces:tuple = ()                 # what it makes the model keep less of: 'params', 'macs', 'bytes' (the planner's budgets)
-    uses_criteria:bool = True          # ranks weights/filters with the analysis' criteria (recorded in `settings`)
-    weight_units:bool = True           # its units include weights that are not a layer's `.weight` (`fasterai.core.select`, units=True)
+    name:str = ''                     # registry key, e.g. 'sparsity'
+    unit:LevelUnit = PERCENT          # what a level counts: `PERCENT` (0–100) or `BITS` (2–16)
+    options:tuple = ()                # its `Option`s: keywords of `analyze`/`sweep`
+    default_levels:tuple = ()         # the levels of a full sweep: the command line's default, the planner's range
+    sweep_levels:tuple|None = None    # the levels of `sweep()` given none (None: `default_levels`)
+    default_target:float|None = None  # command line: overall percent of targets.json (None: it writes none)
+    targets_hint:str|None = None      # command line: how to apply targets.json, '{path}' standing for its path
+    structured:bool = False  # units are coupled groups (`Unit.group`): members share one measurement and one target
+    reduces:tuple = ()  # what it makes the model keep less of: 'params', 'macs', 'bytes' (the planner's budgets)
+    uses_criteria:bool = True         # ranks weights/filters with the analysis' criteria (recorded in `settings`)
+    # its units include weights that are not a layer's `.weight` (`fasterai.core.select`, units=True)
+    weight_units:bool = True
 
     def __init__(self,
                  setup:AnalysisSetup|None=None,   # the analysis to work on (None: a config for `analyze`/`sweep`)

@@ -41,7 +41,8 @@ def _per_sample(v, n:int|None) -> tuple|None:
         if v.dim() != 1 or v.shape[0] != n: return None
         # One copy, summed by torch. Right after a forward pass each distinct tensor op costs ~10-15 µs more (cold caches)
         # than in a loop, so no op that is not needed: `detach` only when there is a graph to cut
-        s = (v.detach() if v.requires_grad else v).to(_CPU, _F64, copy=True).numpy()     # the one transfer of this evaluation
+        # the one transfer of this evaluation
+        s = (v.detach() if v.requires_grad else v).to(_CPU, _F64, copy=True).numpy()
         return s, float(s.sum()) / n
     if isinstance(v, np.ndarray) and v.ndim == 1 and v.shape[0] == n:
         s = v.astype(np.float64)
@@ -64,10 +65,11 @@ def _one_metric(v, n, baseline, source, key=None):
         raise TypeError(f"{_source(source, key)} returned a {type(v).__name__} of shape {tuple(v.shape)}: {want} is expected")
     return as_metric(v, baseline, _source(source, key)), None
 
-def as_metrics(value,                    # what the metric returned: one number, a dict of them, or per-sample tensors
-               n_samples:int|None=None,  # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
-               baseline:bool=False,      # the untouched model's value: must be finite
-               source:str='eval_fn',     # who returned it, for the error message
+def as_metrics(value,                 # what the metric returned: one number, a dict of them, or per-sample tensors
+               # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
+               n_samples:int|None=None,
+               baseline:bool=False,   # the untouched model's value: must be finite
+               source:str='eval_fn',  # who returned it, for the error message
               ) -> tuple:
     "`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or a dict of arrays)."
     if isinstance(value, dict):
@@ -146,7 +148,8 @@ def resolve_directions(names:list,              # the metric names, as returned
     if unknown: raise ValueError(f"higher_is_better is needed for {unknown}: their names do not say whether higher is better; "
                                  f"pass higher_is_better={ {n: out.get(n, True) for n in names} } (with the right values)")
     if inferred and note:
-        warnings.warn(textwrap.fill("higher_is_better inferred from the metric names: " + ', '.join(   # wrapped: fits the docs' column
+        # wrapped: fits the docs' column
+        warnings.warn(textwrap.fill("higher_is_better inferred from the metric names: " + ', '.join(
             f"{n} {'higher' if v else 'lower'} is better" for n, v in inferred.items())
             + f"; pass higher_is_better={out} to set it", 83, break_long_words=False, break_on_hyphens=False),
             UserWarning, stacklevel=4)

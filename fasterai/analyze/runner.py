@@ -36,7 +36,8 @@ early_stop_modes = {
     'minimize': lambda baseline, metric, value: metric < value,
     'maximize': lambda baseline, metric, value: metric > value}
 
-def check_early_stop(early_stop,  # None, or `(mode, value)`: a mode of `early_stop_modes` ('dropped', 'raised', 'minimize', 'maximize') and its threshold
+# None, or `(mode, value)`: a mode of `early_stop_modes` ('dropped', 'raised', 'minimize', 'maximize') and its threshold
+def check_early_stop(early_stop,
                     ):
     "Validate `early_stop`: None or `(mode, value)` with a mode of `early_stop_modes`."
     if early_stop is None: return None
@@ -53,12 +54,12 @@ def check_early_stop(early_stop,  # None, or `(mode, value)`: a mode of `early_s
 @dataclass
 class UnitResult:
     "What the loop measured for one unit: a metric per level (NaN: not measured), channels removed, where it stopped, intervals."
-    metrics:list              # one metric (a number, or a dict name -> number) per level, in the order walked; NaN: not measured
-    removed:list              # pruning: output channels removed per level (None: not applicable)
-    stopped_at:object=None    # the level where early stop cut the unit short (None: not stopped)
-    ci:list|None=None         # per level: None, [low, high] of the delta, or a dict name -> [low, high] (None: no intervals)
-    failed:str|None=None      # why it stopped: the level, the exception type and message (None: it did not fail)
-    error:object=None         # that exception (not saved: for chaining when every unit fails)
+    metrics:list  # one metric (a number, or a dict name -> number) per level, in the order walked; NaN: not measured
+    removed:list            # pruning: output channels removed per level (None: not applicable)
+    stopped_at:object=None  # the level where early stop cut the unit short (None: not stopped)
+    ci:list|None=None  # per level: None, [low, high] of the delta, or a dict name -> [low, high] (None: no intervals)
+    failed:str|None=None    # why it stopped: the level, the exception type and message (None: it did not fail)
+    error:object=None       # that exception (not saved: for chaining when every unit fails)
 
     @classmethod
     def unmeasured(cls, n_levels:int) -> UnitResult: return cls([math.nan] * n_levels, [None] * n_levels)
@@ -96,11 +97,12 @@ def measure_unit(comp,                         # a `Compression`, prepared
                  stop=None,                    # checked `early_stop`, or None
                  reset=None,                   # called after each measurement (e.g. restore the buffers)
                  progress:Progress|None=None,  # the bar to advance after each level (None: none)
-                 after=None,                   # called after each level (the sharded loop learns there whether a rank failed)
+                 after=None,  # called after each level (the sharded loop learns there whether a rank failed)
                  metric:str|None=None,         # with several metrics: the one early stop reads
-                 intervals=None,               # a `DeltaIntervals` for the evaluator's per-sample values (None: no intervals)
-                 errors:str='record',          # 'record': a level that raises ends the unit, recorded as failed; 'raise': the error goes on
-                 repair=None,                  # after a failure: called to give the model back (e.g. the guard's `put_back`)
+                 intervals=None,  # a `DeltaIntervals` for the evaluator's per-sample values (None: no intervals)
+                 # 'record': a level that raises ends the unit, recorded as failed; 'raise': the error goes on
+                 errors:str='record',
+                 repair=None,  # after a failure: called to give the model back (e.g. the guard's `put_back`)
                 ) -> UnitResult:
     "Compress `unit` at each level, evaluate, undo; stop early if told to; queue its deltas' intervals (they arrive at `intervals.flush()`)."
     res = UnitResult.unmeasured(len(levels))
@@ -117,11 +119,11 @@ def measure_unit(comp,                         # a `Compression`, prepared
         except Exception as e:                                   # not Ctrl-C: that stops everything
             if errors == 'raise': raise
             res.metrics[i], res.removed[i] = math.nan, None
-            at = getattr(comp, 'format_level', lambda l: f"{l:g}")(level)                   # a kind says "50%", "4 bits"
+            at = getattr(comp, 'format_level', lambda l: f"{l:g}")(level)  # a kind says "50%", "4 bits"
             res.failed, res.error = f"at {at}: {type(e).__name__}: {_short(e, 300)}", e
             if repair is not None: repair()
             if reset is not None: reset()
-            for _ in levels[i:]:                                 # the levels it will not reach still count, for the bar and the ranks
+            for _ in levels[i:]:  # the levels it will not reach still count, for the bar and the ranks
                 if progress is not None: progress.step(f"{unit.names[0]} failed")
                 if after is not None: after()
             break
@@ -239,13 +241,14 @@ class Checkpoint:
 @dataclass
 class Measurements:
     "What `run_units` returns: the baseline and one `UnitResult` per unit, in the compression's unit order."
-    baseline:object           # the intact model's metric, a number or a dict name -> number (rank 0's when sharded)
-    units:list                # the compression's units
-    results:list              # one `UnitResult` per unit
-    resumed:int=0             # units taken from the checkpoint (not evaluated in this run)
-    world:int=1               # processes that shared the work
-    confidence:dict|None=None # how the intervals were made (`PairedBootstrap.info()`), or {'reason': why there are none}
-    interval_seconds:float=0. # time spent computing intervals (this rank)
+    baseline:object            # the intact model's metric, a number or a dict name -> number (rank 0's when sharded)
+    units:list                 # the compression's units
+    results:list               # one `UnitResult` per unit
+    resumed:int=0              # units taken from the checkpoint (not evaluated in this run)
+    world:int=1                # processes that shared the work
+    # how the intervals were made (`PairedBootstrap.info()`), or {'reason': why there are none}
+    confidence:dict|None=None
+    interval_seconds:float=0.  # time spent computing intervals (this rank)
 
 def _close(a, b) -> bool:
     "Two metric values (numbers, or dicts of them) agree to 1e-5 (relative)."
@@ -293,7 +296,8 @@ def _start(comp, ev, reset, levels, checkpoint, fingerprint, ranks:Ranks, local:
         raise ValueError(f"metric_name={metric!r} is not one of the metrics the {getattr(ev, 'source', 'evaluator')} returned: "
                          f"{list(baseline)}; name one of them (or leave it None: the first ranks)")
     local['intervals'], local['confidence'] = _intervals(ev, confidence)
-    if fingerprint is not None: fingerprint = with_data_digest(fingerprint, getattr(ev, 'data_digest', None))   # read at the baseline
+    # read at the baseline
+    if fingerprint is not None: fingerprint = with_data_digest(fingerprint, getattr(ev, 'data_digest', None))
     if ck is not None: ck.fingerprint = fingerprint
     local['prepared'] = True
     comp.prepare()
@@ -329,29 +333,35 @@ def _shares(starts:list, units:list, levels:list, r:Ranks) -> tuple:
     for s in starts:
         for i, u in s['done'].items(): done.setdefault(i, u)
     todo = [i for i, u in enumerate(units) if u.prunable is not False and i not in done]
-    return done, shard(todo, r.rank, r.world), len(shard(todo, 0, r.world)) * len(levels)   # rank 0's share: the longest
+    return done, shard(todo, r.rank, r.world), len(shard(todo, 0, r.world)) * len(levels)  # rank 0's share: the longest
 
-def run_units(comp,                      # a `Compression` (prepared and closed here)
-              levels:list,               # checked levels, mildest first
-              evaluator,                 # `baseline()`, `compressed(touched)`; its `data_digest` and `model` are used if it has them
+def run_units(comp,         # a `Compression` (prepared and closed here)
+              levels:list,  # checked levels, mildest first
+              evaluator,    # `baseline()`, `compressed(touched)`; its `data_digest` and `model` are used if it has them
               *,
-              early_stop=None,           # checked `(mode, value)` or None
-              reset=None,                # called after the baseline and after each measurement
-              verbose:bool=True,         # progress bar (rank 0 only); False prints nothing
-              checkpoint=None,           # path of a JSON checkpoint: resume from it, save each finished unit
-              fingerprint:dict|None=None,# `analysis_fingerprint`: required with `checkpoint`; compared across ranks
-              distributed=False,         # False: this process alone; True: shard over the default process group; or a `ProcessGroup`
-              metric:str|None=None,      # several metrics: the one that ranks and early stop reads (None: the first); must be one of them
-              confidence=None,           # intervals from per-sample values: `PairedBootstrap` keywords (level, resamples, seed), or n -> a `PairedBootstrap` (to reuse its resamples); None: none
-              errors:str='record',       # 'record': a unit whose compression or evaluation raises is recorded as failed, the run goes on; 'raise': stop there
-              repair=None                # after a failed unit: gives the model back (e.g. `ModelGuard.put_back`)
+              early_stop=None,             # checked `(mode, value)` or None
+              reset=None,                  # called after the baseline and after each measurement
+              verbose:bool=True,           # progress bar (rank 0 only); False prints nothing
+              checkpoint=None,             # path of a JSON checkpoint: resume from it, save each finished unit
+              fingerprint:dict|None=None,  # `analysis_fingerprint`: required with `checkpoint`; compared across ranks
+              # False: this process alone; True: shard over the default process group; or a `ProcessGroup`
+              distributed=False,
+              # several metrics: the one that ranks and early stop reads (None: the first); must be one of them
+              metric:str|None=None,
+              # intervals from per-sample values: `PairedBootstrap` keywords (level, resamples, seed), or n -> a
+              # `PairedBootstrap` (to reuse its resamples); None: none
+              confidence=None,
+              # 'record': a unit whose compression or evaluation raises is recorded as failed, the run goes on; 'raise':
+              # stop there
+              errors:str='record',
+              repair=None                  # after a failed unit: gives the model back (e.g. `ModelGuard.put_back`)
              ) -> Measurements:
     "Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from `checkpoint`."
     if errors not in ('record', 'raise'): raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     r = dist_ranks(distributed)
     if checkpoint is not None and fingerprint is None: raise ValueError("a checkpoint needs the analysis' fingerprint")
     checkpoint = unshared_checkpoint(checkpoint, distributed)
-    local = {}                                  # this rank's units and checkpoint; whether `prepare` was called (then close)
+    local = {}  # this rank's units and checkpoint; whether `prepare` was called (then close)
     try:
         starts = together(lambda: _start(comp, evaluator, reset, levels, checkpoint, fingerprint, r, local, confidence, metric), r)
         units, ck = local['units'], local['ck']

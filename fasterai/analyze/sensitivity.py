@@ -46,14 +46,16 @@ __all__ = ['COST_STEP', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 
 
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
 def select_layers(model:nn.Module,        # the model to analyse
-                  layers=None,            # None (every candidate), a name, a module, a type, a filter_fn(module, name), or a list of these
-                  units:bool=True,        # also the weights that are not a layer's `.weight` (attention, RNNs, Conv1D); False: layers only
+                  # None (every candidate), a name, a module, a type, a filter_fn(module, name), or a list of these
+                  layers=None,
+                  # also the weights that are not a layer's `.weight` (attention, RNNs, Conv1D); False: layers only
+                  units:bool=True,
                   embeddings:bool=False,  # with `units`: every embedding table too (naming one selects it anyway)
                  ) -> dict:
     "The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, types, filter_fn)."
     check_flags(units=units, embeddings=embeddings)
     if not units and isinstance(layers, (list, tuple)) and layers and all(isinstance(x, str) for x in layers):
-        mods = dict(model.named_modules())                # a list of names shared by kinds (the CLI): a layer kind reads the layers
+        mods = dict(model.named_modules())  # a list of names shared by kinds (the CLI): a layer kind reads the layers
         params = [n for n in layers if n not in mods and n in candidate_units(model, True)]
         if params and len(params) == len(layers):
             raise ValueError(f"layers={layers!r} names weight parameters, not layers: this kind works on layers and the channels "
@@ -64,9 +66,11 @@ def select_layers(model:nn.Module,        # the model to analyse
 # %% ../../nbs/analyze/sensitivity.ipynb #c3edea8f
 @torch.no_grad()
 def check_sample(model:nn.Module,  # the model
-                 layers:dict,       # name -> layer: whose MACs to count
-                 sample,            # the analysis' example input
-                 run=None,          # run(inputs): the kind's own preparation on the sample (e.g. the Pruner's trace); its errors pass unrenamed
+                 layers:dict,      # name -> layer: whose MACs to count
+                 sample,           # the analysis' example input
+                 # run(inputs): the kind's own preparation on the sample (e.g. the Pruner's trace); its errors pass
+                 # unrenamed
+                 run=None,
                 ) -> tuple[dict, object]:
     "Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each layer's MACs, and the input that ran."
     first, err = first_item(sample), None
@@ -74,7 +78,8 @@ def check_sample(model:nn.Module,  # the model
         try: _, _, df = count_flops_params(model, inputs)               # raises only if the model cannot run
         except ValueError as e: err = e.__cause__ or e; continue
         by_layer = dict(zip(df.layer, df.macs))
-        macs = LayerMacs({n: int(by_layer.get(n, 0)) for n in layers}, df.attrs['uncounted'], df)   # the count kept: the costs reuse it
+        # the count kept: the costs reuse it
+        macs = LayerMacs({n: int(by_layer.get(n, 0)) for n in layers}, df.attrs['uncounted'], df)
         if run is not None: run(inputs)
         return macs, inputs
     raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: {err}") from err
@@ -94,24 +99,33 @@ def _check_confidence(confidence, resamples, seed) -> dict|None:
 class SensitivityAnalyzer:
     "Measure, one layer at a time, how much compressing it changes your metric; the model is given back exactly."
     def __init__(self,
-                 model:nn.Module,                  # the model to analyse (left exactly as it was)
-                 sample=None,                      # an example input: a tensor (a batch), a tuple or a dict (with data: default the first batch's inputs)
-                 eval_fn=None,                     # eval_fn(model) -> float, or a dict name -> float: your metric(s) (or give data and metric)
+                 model:nn.Module,  # the model to analyse (left exactly as it was)
+                 # an example input: a tensor (a batch), a tuple or a dict (with data: default the first batch's inputs)
+                 sample=None,
+                 # eval_fn(model) -> float, or a dict name -> float: your metric(s) (or give data and metric)
+                 eval_fn=None,
                  *,
-                 data=None,                        # batches (x, y): a list, a DataLoader, fastai DataLoaders (its valid)
-                 metric=None,                      # with data: metric(preds, targets) -> float, one value per sample, or a dict of them
-                 suffix:bool=True,                 # with data: re-run only the part of the network after each layer
-                 max_cache_mb:float|None=None,     # with suffix: memory for cached activations (None: a quarter of a GPU's free memory, 512 MB on the CPU)
-                 criteria:Criteria=large_final,    # which weights/filters go first (sparsity, pruning)
-                 higher_is_better=None,            # True (accuracy), False (a loss), a dict name -> bool for several metrics; None: True / from the names
-                 metric_name:str|None=None,        # what the metric is, for reports; several metrics: the one that ranks (None: 'accuracy' / the first)
-                 device=None,                      # run the analysis on this device (None: where the model is)
-                 calibration_data=None,            # activation quantization: batches to calibrate output ranges
-                 confidence:float|None=0.95,       # with a per-sample metric: level of the bootstrap interval of each delta (None: none)
-                 resamples:int=1000,               # bootstrap resamples
-                 bootstrap_seed:int=0,             # seed of the bootstrap resamples
-                 costs:bool=True,                  # record what each unit removes at each level (params, MACs, bytes) and the cost model a plan reads
-                 embeddings:bool=False):           # sparsity, quantization: analyse the embedding tables too (naming one in layers= does it anyway)
+                 data=None,                      # batches (x, y): a list, a DataLoader, fastai DataLoaders (its valid)
+                 metric=None,  # with data: metric(preds, targets) -> float, one value per sample, or a dict of them
+                 suffix:bool=True,               # with data: re-run only the part of the network after each layer
+                 # with suffix: memory for cached activations (None: a quarter of a GPU's free memory, 512 MB on the
+                 # CPU)
+                 max_cache_mb:float|None=None,
+                 criteria:Criteria=large_final,  # which weights/filters go first (sparsity, pruning)
+                 # True (accuracy), False (a loss), a dict name -> bool for several metrics; None: True / from the names
+                 higher_is_better=None,
+                 # what the metric is, for reports; several metrics: the one that ranks (None: 'accuracy' / the first)
+                 metric_name:str|None=None,
+                 device=None,                    # run the analysis on this device (None: where the model is)
+                 calibration_data=None,          # activation quantization: batches to calibrate output ranges
+                 # with a per-sample metric: level of the bootstrap interval of each delta (None: none)
+                 confidence:float|None=0.95,
+                 resamples:int=1000,             # bootstrap resamples
+                 bootstrap_seed:int=0,           # seed of the bootstrap resamples
+                 # record what each unit removes at each level (params, MACs, bytes) and the cost model a plan reads
+                 costs:bool=True,
+                 # sparsity, quantization: analyse the embedding tables too (naming one in layers= does it anyway)
+                 embeddings:bool=False):
         check_flags(suffix=suffix, costs=costs, embeddings=embeddings)
         check_model(model)
         check_measure(eval_fn, data, metric)
@@ -144,21 +158,28 @@ class SensitivityAnalyzer:
         return self._boot
 
     def __repr__(self):
-        return textwrap.fill(f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "   # wrapped: fits the docs' column
+        # wrapped: fits the docs' column
+        return textwrap.fill(f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "
                 f"metric={self.metric_name or 'accuracy'!r}, higher_is_better={self.higher_is_better}, criteria={self.criteria.name}, "
                 f"{type(self.evaluator).__name__})", 83, subsequent_indent='  ', break_long_words=False, break_on_hyphens=False)
 
     def analyze(self,
-                compression='sparsity',          # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-                level=50,                        # percent (sparsity, pruning) or bits (quantization): the kind's unit
+                # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+                compression='sparsity',
+                level=50,  # percent (sparsity, pruning) or bits (quantization): the kind's unit
                 *,
-                layers=None,                     # layer names (or modules) to analyse; None: every compressible layer
-                verbose:bool=True,               # progress bar; False prints nothing
-                checkpoint=None,                 # JSON file: save each finished layer, resume from it when rerun
-                distributed=False,               # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
-                early_stop=None,                 # refused: one level leaves nothing to cut short (use `sweep`)
-                errors:str='record',             # 'record': a layer whose compression or evaluation raises is reported failed, the others measured; 'raise': stop there
-                **options                        # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
+                layers=None,        # layer names (or modules) to analyse; None: every compressible layer
+                verbose:bool=True,  # progress bar; False prints nothing
+                checkpoint=None,    # JSON file: save each finished layer, resume from it when rerun
+                # False: this process alone; True: share the layers over the default torch.distributed group; or a
+                # ProcessGroup
+                distributed=False,
+                early_stop=None,    # refused: one level leaves nothing to cut short (use `sweep`)
+                # 'record': a layer whose compression or evaluation raises is reported failed, the others measured;
+                # 'raise': stop there
+                errors:str='record',
+                # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
+                **options
                ) -> SensitivityResult:
         "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
         check_flag('verbose', verbose)
@@ -176,16 +197,23 @@ class SensitivityAnalyzer:
         return res
 
     def sweep(self,
-              compression='sparsity',            # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-              levels=None,                       # percents or bits, in the kind's unit; None: [25, 50, 75] for sparsity, else the kind's `default_levels`
+              # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+              compression='sparsity',
+              # percents or bits, in the kind's unit; None: [25, 50, 75] for sparsity, else the kind's `default_levels`
+              levels=None,
               *,
-              layers=None,                       # layer names (or modules) to analyse; None: every compressible layer
-              early_stop=None,                   # (mode, value), mode in 'dropped', 'raised', 'minimize', 'maximize'
-              verbose:bool=True,                 # progress bar; False prints nothing
-              checkpoint=None,                   # JSON file: save each finished layer, resume from it when rerun
-              distributed=False,                 # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
-              errors:str='record',               # 'record': a layer whose compression or evaluation raises is reported failed, the others measured; 'raise': stop there
-              **options                          # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
+              layers=None,        # layer names (or modules) to analyse; None: every compressible layer
+              early_stop=None,    # (mode, value), mode in 'dropped', 'raised', 'minimize', 'maximize'
+              verbose:bool=True,  # progress bar; False prints nothing
+              checkpoint=None,    # JSON file: save each finished layer, resume from it when rerun
+              # False: this process alone; True: share the layers over the default torch.distributed group; or a
+              # ProcessGroup
+              distributed=False,
+              # 'record': a layer whose compression or evaluation raises is reported failed, the others measured;
+              # 'raise': stop there
+              errors:str='record',
+              # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
+              **options
              ) -> SweepResult:
         "Measure every layer at every level against one baseline: a `SweepResult` (curves, heat map, `.at(level)`)."
         check_flag('verbose', verbose)
@@ -227,7 +255,8 @@ def _check_reference(cls, criteria:Criteria):
 # %% ../../nbs/analyze/sensitivity.ipynb #840d4b69
 def _fingerprint(self, cls, comp, sel, lv, stop, sample) -> dict:
     "What a checkpoint (or another rank) must match: the model, the data read, the settings."
-    data = {'sample': sample, 'calibration_data': self.calibration_data}   # the evaluation batches: digested by the evaluator's baseline pass, added by run_units
+    # the evaluation batches: digested by the evaluator's baseline pass, added by run_units
+    data = {'sample': sample, 'calibration_data': self.calibration_data}
     settings = dict(compression=cls.name, levels=lv, layers=list(sel), early_stop=stop,
                     higher_is_better=self.higher_is_better, metric_name=self.metric_name, confidence=self.confidence,
                     **comp.settings())
@@ -235,7 +264,7 @@ def _fingerprint(self, cls, comp, sel, lv, stop, sample) -> dict:
 
 def _series(r, name, n_levels:int, ci:bool) -> dict:
     "One metric of a unit's measurements (`name` None: the only one): its value per level and, with `ci`, its intervals."
-    def pick(v): return v[name] if isinstance(v, dict) else v            # a level not measured is NaN, whatever the metric
+    def pick(v): return v[name] if isinstance(v, dict) else v  # a level not measured is NaN, whatever the metric
     out = {'metrics': [pick(v) for v in r.metrics]}
     if ci:
         iv = [None if r.ci is None or r.ci[i] is None else (r.ci[i] if name is None else r.ci[i].get(name)) for i in range(n_levels)]
@@ -243,7 +272,9 @@ def _series(r, name, n_levels:int, ci:bool) -> dict:
         out['ci_high'] = [math.nan if x is None else x[1] for x in iv]
     return out
 
-COST_STEP = 5    # a pruning group's costs are recorded at its measured levels and every 5% below the strongest: `plan_compression`'s default step
+# a pruning group's costs are recorded at its measured levels and every 5% below the strongest: `plan_compression`'s
+# default step
+COST_STEP = 5
 
 def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> CostModel|None:
     "The cost model of what was measured: each measured layer (with its sparsity axes), each measured group at its levels and every `COST_STEP`%."
@@ -255,7 +286,7 @@ def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> Cos
             groups[u.group] = (list(u.names), sorted(set(map(float, lvs)) | set(grid)))
         else: layers.update({n: comp.cost_axes(comp.setup.layers[n]) for n in u.names})
     try: return build_cost_model(model, inputs, layers, groups, guard=False, counted=comp.setup.counted, **comp.cost_sources())
-    except Exception as e:                      # the measurements stand; the costs are missing, and the user is told why
+    except Exception as e:  # the measurements stand; the costs are missing, and the user is told why
         if errors == 'raise': raise
         warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements are complete, "
                       f"but plan_compression will need model= and sample=", RuntimeWarning, stacklevel=4)
@@ -307,7 +338,7 @@ def _prepare(self, req:_Request) -> tuple:
     dev = torch.device(self.device) if self.device is not None else single_device(self.model)
     req.setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
     macs, inputs = check_sample(self.model, req.sel, req.setup.sample)
-    req.setup.counted = macs.counted                                    # before the kind's preparation: it may read the count
+    req.setup.counted = macs.counted  # before the kind's preparation: it may read the count
     req.comp.run_sample(inputs)
     return macs, inputs
 
@@ -405,21 +436,28 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
-_init_kwargs = _keyword_names(SensitivityAnalyzer.__init__,                # what analyze_sensitivity passes on to the analyzer
+_init_kwargs = _keyword_names(SensitivityAnalyzer.__init__,  # what analyze_sensitivity passes on to the analyzer
                               ('model', 'sample', 'eval_fn', 'criteria', 'higher_is_better', 'metric_name'))
-_analyze_kwargs = _keyword_names(SensitivityAnalyzer.analyze, ('compression', 'level', 'verbose'))   # ... and to analyze
+_analyze_kwargs = _keyword_names(SensitivityAnalyzer.analyze, ('compression', 'level', 'verbose'))  # ... and to analyze
 
-def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)
-                        sample=None,                    # an example input: a tensor (a batch), a tuple of inputs or a dict
-                        eval_fn=None,                   # eval_fn(model) -> float, or a dict of them: your metric(s) (or data= and metric=)
-                        compression='sparsity',         # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-                        level=50,                       # percent (sparsity, pruning) or bits (quantization): the kind's unit
+def analyze_sensitivity(model:nn.Module,  # the model to analyse (left exactly as it was)
+                        sample=None,      # an example input: a tensor (a batch), a tuple of inputs or a dict
+                        # eval_fn(model) -> float, or a dict of them: your metric(s) (or data= and metric=)
+                        eval_fn=None,
+                        # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+                        compression='sparsity',
+                        level=50,         # percent (sparsity, pruning) or bits (quantization): the kind's unit
                         *,
                         criteria:Criteria=large_final,  # which weights/filters go first
-                        higher_is_better=None,          # True (accuracy), False (a loss), a dict for several metrics; None: True / from the names
-                        metric_name:str|None=None,      # what the metric is, for reports; several metrics: the one that ranks
+                        # True (accuracy), False (a loss), a dict for several metrics; None: True / from the names
+                        higher_is_better=None,
+                        # what the metric is, for reports; several metrics: the one that ranks
+                        metric_name:str|None=None,
                         verbose:bool=True,              # progress bar; False prints nothing
-                        **kwargs                        # the analyzer's data, metric, suffix, max_cache_mb, device, calibration_data, confidence, resamples, bootstrap_seed; analyze's layers, checkpoint; the kind's options (granularity, quant_per_channel, quant_activations, ...)
+                        # the analyzer's data, metric, suffix, max_cache_mb, device, calibration_data, confidence,
+                        # resamples, bootstrap_seed; analyze's layers, checkpoint; the kind's options (granularity,
+                        # quant_per_channel, quant_activations, ...)
+                        **kwargs
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
     check_flag('verbose', verbose)

@@ -312,7 +312,7 @@ def _batches_for(self:SuffixGraph, plan:_Plan):
         dev, n_inp = model_device(self.model), self.full.n_inp
         for b in range(self._n_batches): yield b, to_device(split_batch(self.full.batches[b], n_inp)[0], dev)
         return
-    for b, (xs, _) in enumerate(self.full.iterate()): yield b, xs       # each batch checked against the baseline's digest
+    for b, (xs, _) in enumerate(self.full.iterate()): yield b, xs  # each batch checked against the baseline's digest
 
 @patch
 def _run_plan(self:SuffixGraph, plan:_Plan):
