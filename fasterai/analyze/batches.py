@@ -71,7 +71,8 @@ def cat_batches(values:list,  # one value per batch: a tensor, or a tuple/list/d
                ):
     "Concatenate per-batch values along the batch axis: tensors, or tuples/lists/dicts of them."
     def cat(*xs):
-        if not isinstance(xs[0], torch.Tensor): raise TypeError(f"cannot concatenate batch values of type {type(xs[0]).__name__}")
+        if not isinstance(xs[0], torch.Tensor):
+            raise TypeError(f"cannot concatenate batch values of type {type(xs[0]).__name__}")
         return torch.cat(xs) if len(xs) > 1 else xs[0]
     return tree_map(cat, values[0], *values[1:])
 
@@ -115,12 +116,16 @@ def digest_into(h,  # a hash object with `update(bytes)`
                ):
     """Feed `o` to the hash object `h`: tensors and arrays (shape, dtype, bytes), numbers, strings, dicts, lists,
     re-iterables; other objects by their type."""
-    if isinstance(o, torch.Tensor): h.update(f"T{tensor_desc(o)};".encode()); h.update(tensor_bytes(o))
+    if isinstance(o, torch.Tensor):
+        h.update(f"T{tensor_desc(o)};".encode())
+        h.update(tensor_bytes(o))
     elif isinstance(o, np.ndarray): digest_into(h, torch.from_numpy(np.ascontiguousarray(o)))
     elif o is None or isinstance(o, (bool, numbers.Number, str, bytes)): h.update(f"V{o!r};".encode())
     elif isinstance(o, dict):
         h.update(b"D")
-        for k in sorted(o, key=str): h.update(f"{k!r}:".encode()); digest_into(h, o[k])
+        for k in sorted(o, key=str):
+            h.update(f"{k!r}:".encode())
+            digest_into(h, o[k])
         h.update(b";")
     elif _is_dataloaders(o): digest_into(h, o.valid)                    # fastai: what is evaluated
     elif isinstance(o, (list, tuple)) or (hasattr(o, '__iter__') and iter(o) is not o):

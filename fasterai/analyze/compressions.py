@@ -110,7 +110,8 @@ class SparsityCompression(_WeightEdit):
         return self._scores[1]
 
     def apply(self, unit:Unit, level) -> dict:
-        name = unit.names[0]; m = self.setup.layers[name]
+        name = unit.names[0]
+        m = self.setup.layers[name]
         scores = self._layer_scores(name, m)
         keep = layer_mask(m.weight, scores, level, scratch=self._scratch)
         self._edited = (m, name)
@@ -167,7 +168,8 @@ class QuantizationCompression(_WeightEdit):
 
     def settings(self) -> dict:
         d = super().settings()
-        if self.options['quant_activations']: d['calibration'] = 'sample' if self.setup.calibration_data is None else 'calibration_data'
+        if self.options['quant_activations']:
+            d['calibration'] = 'sample' if self.setup.calibration_data is None else 'calibration_data'
         return d
 
     def prepare(self):
@@ -188,7 +190,8 @@ class QuantizationCompression(_WeightEdit):
         return [Unit([n]) if n in self.ranges else Unit([n], None, None, False, why) for n in self.setup.layers]
 
     def apply(self, unit:Unit, level) -> dict:
-        name = unit.names[0]; m = self.setup.layers[name]
+        name = unit.names[0]
+        m = self.setup.layers[name]
         w = self._original(name)
         axis = out_channel_axis(m) if self.options['quant_per_channel'] else None
         with torch.no_grad():
@@ -205,8 +208,12 @@ class QuantizationCompression(_WeightEdit):
         return {'touched': [name]}
 
     def undo(self):
-        if self._hook is not None: self._hook.remove(); self._hook = None
-        if self._float32 is not None: self._float32(); self._float32 = None
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
+        if self._float32 is not None:
+            self._float32()
+            self._float32 = None
         super().undo()
 
     def close(self):

@@ -57,7 +57,8 @@ def check_device(model:nn.Module|None,  # the model analysed (None: not known)
                 ):
     "Under NCCL each rank computes on its own GPU: the model must be on `cuda:{torch.cuda.current_device()}`."
     if ranks.backend != 'nccl': return
-    if model is None: raise ValueError("a distributed analysis over NCCL needs the model (evaluator.model) to check its device")
+    if model is None:
+        raise ValueError("a distributed analysis over NCCL needs the model (evaluator.model) to check its device")
     want = str(torch.device('cuda', torch.cuda.current_device()))
     devs = sorted({str(t.device) for t in (*model.parameters(), *model.buffers())})
     if devs and devs != [want]:

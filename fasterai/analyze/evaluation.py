@@ -134,7 +134,8 @@ class FunctionEvaluator(Evaluator):
                  model:nn.Module,  # the model it is called with
                  # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
                  higher_is_better=None):
-        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
+        if not callable(eval_fn):
+            raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
         super().__init__(higher_is_better)
         self.eval_fn, self.model = eval_fn, model
 
@@ -154,8 +155,10 @@ class DataEvaluator(Evaluator):
                  metric,           # metric(preds, targets) -> float, one value per sample, or a dict of them
                  # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
                  higher_is_better=None):
-        if not isinstance(model, nn.Module): raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
-        if not callable(metric): raise TypeError(f"metric must be callable as metric(preds, targets) -> float, got {metric!r}")
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
+        if not callable(metric):
+            raise TypeError(f"metric must be callable as metric(preds, targets) -> float, got {metric!r}")
         super().__init__(higher_is_better)
         self.model, self.data, self.metric = model, data, metric
         self.batches = eval_batches(data)

@@ -62,7 +62,8 @@ class Option:
         elif t is int: ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
         elif t is float: ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
         else: ok = self.default is None or isinstance(value, t)
-        if not ok: raise ValueError(f"{self.name}={value!r}{of} must be a {t.__name__}, like its default {self.default!r}")
+        if not ok:
+            raise ValueError(f"{self.name}={value!r}{of} must be a {t.__name__}, like its default {self.default!r}")
         if self.choices is not None and value not in self.choices:
             raise ValueError(f"{self.name}={value!r}{of} is not allowed; allowed: {list(self.choices)}")
         return value
@@ -75,7 +76,8 @@ class Option:
             return s.lower() in _TRUE
         if t in (int, float):
             try: return self.check(t(s))
-            except ValueError: raise ValueError(f"{self.name}={text!r} must be {'an integer' if t is int else 'a number'}") from None
+            except ValueError:
+                raise ValueError(f"{self.name}={text!r} must be {'an integer' if t is int else 'a number'}") from None
         return self.check(s)
 
 # %% ../../nbs/analyze/kinds.ipynb #100608c3
@@ -104,9 +106,12 @@ compressions = {}
 def register_compression(cls):
     """Class decorator: make a `Compression` subclass known under its `name` to `analyze`, `sweep`, the results and the
     command line."""
-    if not (isinstance(cls, type) and issubclass(cls, Compression)): raise TypeError(f"{cls!r} is not a Compression subclass")
-    if not isinstance(cls.name, str) or not cls.name: raise ValueError(f"{cls.__name__}.name must be a non-empty str: its registry key")
-    if not isinstance(cls.unit, LevelUnit): raise TypeError(f"{cls.__name__}.unit must be a LevelUnit (PERCENT or BITS), got {cls.unit!r}")
+    if not (isinstance(cls, type) and issubclass(cls, Compression)):
+        raise TypeError(f"{cls!r} is not a Compression subclass")
+    if not isinstance(cls.name, str) or not cls.name:
+        raise ValueError(f"{cls.__name__}.name must be a non-empty str: its registry key")
+    if not isinstance(cls.unit, LevelUnit):
+        raise TypeError(f"{cls.__name__}.unit must be a LevelUnit (PERCENT or BITS), got {cls.unit!r}")
     for l in cls.default_levels: cls.check_level(l, f"{cls.__name__}.default_levels")
     for l in cls.sweep_levels or (): cls.check_level(l, f"{cls.__name__}.sweep_levels")
     compressions[cls.name] = cls
@@ -156,7 +161,9 @@ class Compression:
         keywords raise `TypeError`."""
         own = {o.name: o for o in cls.options}
         for k, v in options.items():
-            if k in own: own[k].check(v, cls.name); continue
+            if k in own:
+                own[k].check(v, cls.name)
+                continue
             other = [o for c in compressions.values() for o in c.options if o.name == k]
             if not other:
                 raise TypeError(f"unexpected keyword {k!r} for compression={cls.name!r}; allowed: {list(keywords) + option_names()}")
@@ -238,7 +245,8 @@ def as_compression(compression,           # a registered name, a registered `Com
     if isinstance(compression, Compression):
         cls, cfg = type(compression), compression.options
         clash = [f"{k}={v!r}" for k, v in options.items() if k in cfg and not _same(v, cfg[k])]
-        if clash: raise ValueError(f"{', '.join(clash)} contradicts the configured {compression!r}: give each option once")
+        if clash:
+            raise ValueError(f"{', '.join(clash)} contradicts the configured {compression!r}: give each option once")
         options = {**options, **cfg}
     elif isinstance(compression, type) and issubclass(compression, Compression): cls = compression
     else: cls = get_compression(compression)

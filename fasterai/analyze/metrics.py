@@ -94,7 +94,8 @@ def check_measure(eval_fn,  # eval_fn(model) -> float, or None
     if eval_fn is not None:
         if data is not None or metric is not None:
             raise ValueError("give either eval_fn, or data and metric — not both")
-        if not callable(eval_fn): raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
+        if not callable(eval_fn):
+            raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
     elif data is None and metric is None:
         raise ValueError("nothing to measure with: give eval_fn(model) -> float, or data=batches (x, y) and "
                          "metric=metric(preds, targets) -> float")
@@ -142,7 +143,8 @@ def resolve_directions(names:list,              # the metric names, as returned
         return {n: hib for n in names}
     given = hib or {}
     extra = [k for k in given if k not in names]
-    if extra: raise ValueError(f"higher_is_better names {extra}, which the metric does not return; its metrics: {list(names)}")
+    if extra:
+        raise ValueError(f"higher_is_better names {extra}, which the metric does not return; its metrics: {list(names)}")
     out, inferred, unknown = {}, {}, []
     for n in names:
         if n in given: out[n] = given[n]
@@ -169,7 +171,8 @@ def top_k_per_sample(k:int,  # how many top predictions count (a positive intege
                     ):
     """A metric giving 1. where the target is among the `k` top predictions, else 0., per sample: their mean is the
     top-k accuracy."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1: raise ValueError(f"k={k!r} must be a positive integer")
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"k={k!r} must be a positive integer")
     def top_k(preds, targets): return (preds.topk(k, dim=-1).indices == targets.unsqueeze(-1)).any(dim=-1).float()
     top_k.__name__ = f"top{k}_per_sample"
     return top_k
@@ -183,8 +186,10 @@ def cross_entropy_per_sample(preds,    # logits, `(batch, classes)`
 def metric_dict(**metrics,  # name=metric(preds, targets): e.g. `top1=accuracy_per_sample`
                ):
     "One metric returning `{name: metric(preds, targets)}` for several metrics, evaluated on one pass of the model."
-    if not metrics: raise ValueError("metric_dict needs at least one name=metric, e.g. metric_dict(top1=accuracy_per_sample)")
+    if not metrics:
+        raise ValueError("metric_dict needs at least one name=metric, e.g. metric_dict(top1=accuracy_per_sample)")
     bad = [k for k, f in metrics.items() if not callable(f)]
-    if bad: raise TypeError(f"metric_dict: {bad} {'is' if len(bad) == 1 else 'are'} not callable as metric(preds, targets)")
+    if bad:
+        raise TypeError(f"metric_dict: {bad} {'is' if len(bad) == 1 else 'are'} not callable as metric(preds, targets)")
     def several(preds, targets): return {k: f(preds, targets) for k, f in metrics.items()}
     return several

@@ -77,7 +77,9 @@ class Progress:
             self.pb.update(0)
     def step(self, comment:str):
         self.n += 1
-        if self.pb is not None: self.pb.comment = comment; self.pb.update(self.n)
+        if self.pb is not None:
+            self.pb.comment = comment
+            self.pb.update(self.n)
     def end(self, interrupted:bool=False):
         if self.pb is None: return
         if interrupted: self.pb.on_interrupt()
@@ -135,7 +137,8 @@ def measure_unit(comp,                         # a `Compression`, prepared
         if after is not None: after()
         m = primary(res.metrics[i], metric)
         if stop and not math.isnan(m) and early_stop_modes[stop[0]](primary(baseline, metric), m, stop[1]):
-            res.stopped_at = level; break
+            res.stopped_at = level
+            break
     return res
 
 # %% ../../nbs/analyze/runner.ipynb #7fc2b466
@@ -185,8 +188,10 @@ class Checkpoint:
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"checkpoint must be a file path like 'sensitivity.json', got {type(path).__name__}: {path!r}")
         self.path = Path(path)
-        if self.path.is_dir(): raise ValueError(f"checkpoint={str(path)!r} is a folder; give a file name like 'sensitivity.json'")
-        if not self.path.parent.is_dir(): raise ValueError(f"checkpoint={str(path)!r}: the folder {str(self.path.parent)!r} does not exist")
+        if self.path.is_dir():
+            raise ValueError(f"checkpoint={str(path)!r} is a folder; give a file name like 'sensitivity.json'")
+        if not self.path.parent.is_dir():
+            raise ValueError(f"checkpoint={str(path)!r}: the folder {str(self.path.parent)!r} does not exist")
         self.fingerprint = fingerprint
 
     def family(self) -> list[Path]:
@@ -235,7 +240,8 @@ class Checkpoint:
         try:
             with open(tmp, 'w') as f:
                 json.dump(jsonable(d), f, allow_nan=False)
-                f.flush(); os.fsync(f.fileno())
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, path)
         finally:
             if tmp.exists(): tmp.unlink()
@@ -363,7 +369,8 @@ def run_units(comp,         # a `Compression` (prepared and closed here)
              ) -> Measurements:
     """Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from
     `checkpoint`."""
-    if errors not in ('record', 'raise'): raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
+    if errors not in ('record', 'raise'):
+        raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     r = dist_ranks(distributed)
     if checkpoint is not None and fingerprint is None: raise ValueError("a checkpoint needs the analysis' fingerprint")
     checkpoint = unshared_checkpoint(checkpoint, distributed)
@@ -390,7 +397,9 @@ def run_units(comp,         # a `Compression` (prepared and closed here)
                 if iv is not None: iv.flush()
                 if sig.rest(): raise _Stopped()
             except _Stopped:
-                pb.end(interrupted=True); return out                    # the failing rank's error comes with the gather
+                # the failing rank's error comes with the gather
+                pb.end(interrupted=True)
+                return out
             except BaseException:
                 pb.end(interrupted=True)
                 sig.step(failed=True)                                    # tell the other ranks at their next step

@@ -78,7 +78,9 @@ def check_sample(model:nn.Module,  # the model
     first, err = first_item(sample), None
     for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
         try: _, _, df = count_flops_params(model, inputs)               # raises only if the model cannot run
-        except ValueError as e: err = e.__cause__ or e; continue
+        except ValueError as e:
+            err = e.__cause__ or e
+            continue
         by_layer = dict(zip(df.layer, df.macs))
         # the count kept: the costs reuse it
         macs = LayerMacs({n: int(by_layer.get(n, 0)) for n in layers}, df.attrs['uncounted'], df)
@@ -292,7 +294,8 @@ def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> Cos
             grid = np.round(COST_STEP * np.arange(1, int(max(lvs) / COST_STEP + 1e-9) + 1), 9).tolist()
             groups[u.group] = (list(u.names), sorted(set(map(float, lvs)) | set(grid)))
         else: layers.update({n: comp.cost_axes(comp.setup.layers[n]) for n in u.names})
-    try: return build_cost_model(model, inputs, layers, groups, guard=False, counted=comp.setup.counted, **comp.cost_sources())
+    try:
+        return build_cost_model(model, inputs, layers, groups, guard=False, counted=comp.setup.counted, **comp.cost_sources())
     except Exception as e:  # the measurements stand; the costs are missing, and the user is told why
         if errors == 'raise': raise
         warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements are complete, "
@@ -324,7 +327,8 @@ class _Request:
 def _validate(self, compression, levels, layers, early_stop, options:dict, single:bool, keywords,
               errors:str) -> _Request:
     "Check the request before any work: `errors`, the kind and its options, the levels, early stop, the layers."
-    if errors not in ('record', 'raise'): raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
+    if errors not in ('record', 'raise'):
+        raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     cfg = as_compression(compression, options, keywords)
     cls = type(cfg)
     lv = _check_levels(cls, _sweep_levels(cls) if levels is None else levels, single)

@@ -89,9 +89,13 @@ def value_nbytes(v,  # a tensor, or tuples/lists/dicts of them
     "Bytes held by the tensors in `v` (each distinct storage counted whole: a view keeps its base alive)."
     seen, total = set(), 0
     for t in tensors_of(v):
-        try: s = t.untyped_storage(); key, size = s.data_ptr(), s.nbytes()
+        try:
+            s = t.untyped_storage()
+            key, size = s.data_ptr(), s.nbytes()
         except Exception: key, size = id(t), t.numel() * t.element_size()
-        if key not in seen: seen.add(key); total += size
+        if key not in seen:
+            seen.add(key)
+            total += size
     return total
 
 def _clone(v): return map_tensors(torch.Tensor.clone, v)
@@ -149,7 +153,9 @@ class SuffixGraph:
         dirty, stack = set(), list(start)
         while stack:
             n = stack.pop()
-            if n not in dirty: dirty.add(n); stack.extend(n.users)
+            if n not in dirty:
+                dirty.add(n)
+                stack.extend(n.users)
         return dirty
 
     def _frontier(self, dirty:set) -> set:
@@ -247,7 +253,8 @@ def _build(self:SuffixGraph):
         store, protected = {}, {_storage(t) for t in tensors_of(xs)}
         try: out = self._execute(self._full_plan, {}, xs, targets, protected, keep, store, check=True)
         except _Unsplittable: raise
-        except Exception as e: raise _Unsplittable(f"the traced graph fails on the data ({type(e).__name__}: {_short(e)})") from e
+        except Exception as e:
+            raise _Unsplittable(f"the traced graph fails on the data ({type(e).__name__}: {_short(e)})") from e
         check_targets(out, y, b)
         if b == 0:
             ref = run_model(self.model, _clone(xs))
@@ -259,13 +266,21 @@ def _build(self:SuffixGraph):
             wanted = used + sum(value_nbytes(store[c]) for c in cands) * n_batches
             for c in cands:                                          # deepest first, while they fit
                 size = value_nbytes(store[c]) * n_batches
-                if used + size <= budget: cache[c] = []; node_bytes[c] = 0; used += size
-        for c in cache: cache[c].append(store[c]); node_bytes[c] += value_nbytes(store[c])
-        outs.append(out); targs.append(y); targ_bytes += value_nbytes(y)
+                if used + size <= budget:
+                    cache[c] = []
+                    node_bytes[c] = 0
+                    used += size
+        for c in cache:
+            cache[c].append(store[c])
+            node_bytes[c] += value_nbytes(store[c])
+        outs.append(out)
+        targs.append(y)
+        targ_bytes += value_nbytes(y)
         total = sum(node_bytes.values()) + targ_bytes
         for c in sorted(cache, key=self.idx.get):                  # over budget: drop the shallowest first
             if total <= budget: break
-            total -= node_bytes.pop(c); del cache[c]
+            total -= node_bytes.pop(c)
+            del cache[c]
     self._cache, self._targets = cache, cat_batches(targs)
     self._n_samples = n_items(self._targets)
     self._cache_bytes = sum(node_bytes.values()) + value_nbytes(self._targets)
@@ -300,7 +315,8 @@ def _plan_for(self:SuffixGraph, touched:frozenset) -> _Plan|None:
         while stack:                                       # recompute what the cache lacks, from what it has
             n = stack.pop()
             if n in need or n in self._cache: continue
-            need.add(n); stack.extend(n.all_input_nodes)
+            need.add(n)
+            stack.extend(n.all_input_nodes)
         run = dirty | need
         prefill = {a for n in run for a in n.all_input_nodes if a not in run}
         plan = _make_plan(self.nodes, run, prefill, self.inplace, len(dirty))
@@ -312,7 +328,8 @@ def _batches_for(self:SuffixGraph, plan:_Plan):
     """Yield `(batch index, inputs or None)`: inputs only when the plan reads them (a loader is iterated again, and
     checked)."""
     if not plan.needs_inputs:
-        yield from ((b, None) for b in range(self._n_batches)); return
+        yield from ((b, None) for b in range(self._n_batches))
+        return
     if self._indexable:
         dev, n_inp = model_device(self.model), self.full.n_inp
         for b in range(self._n_batches): yield b, to_device(split_batch(self.full.batches[b], n_inp)[0], dev)
