@@ -17,13 +17,13 @@ from ..core.units import check_flag, check_flags, fraction_warnings
 from ..core.select import candidate_units, select_modules, weight_inventory
 from ..core.counter import count_flops_params, LayerMacs
 from .compressions import (AnalysisSetup, as_compression, option_names, run_model, input_shape,
-                                           to_device, first_item, Compression, Option, PERCENT, BITS, register_compression,
-                                           get_compression, compressions, describe_kinds, SparsityCompression,
-                                           QuantizationCompression, PruningCompression)
+                                           to_device, first_item, Compression, Option, PERCENT, BITS,
+                                           register_compression, get_compression, compressions, describe_kinds,
+                                           SparsityCompression, QuantizationCompression, PruningCompression)
 from .results import (LayerSensitivity, SensitivityResult, LayerCurve, SweepResult, Timing)
-from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric, check_measure,
-                                         eval_batches, split_batch, check_direction, accuracy_per_sample, top_k_per_sample,
-                                         cross_entropy_per_sample, metric_dict)
+from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric,
+                                         check_measure, eval_batches, split_batch, check_direction, accuracy_per_sample,
+                                         top_k_per_sample, cross_entropy_per_sample, metric_dict)
 from .confidence import PairedBootstrap
 from .costs import CostModel, KEYS, build_cost_model
 from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint, dist_ranks
@@ -59,8 +59,8 @@ def select_layers(model:nn.Module,        # the model to analyse
         mods = dict(model.named_modules())  # a list of names shared by kinds (the CLI): a layer kind reads the layers
         params = [n for n in layers if n not in mods and n in candidate_units(model, True)]
         if params and len(params) == len(layers):
-            raise ValueError(f"layers={layers!r} names weight parameters, not layers: this kind works on layers and the channels "
-                             f"and heads that couple them; layers: {list(select_modules(model))[:8]}")
+            raise ValueError(f"layers={layers!r} names weight parameters, not layers: this kind works on layers and "
+                             f"the channels and heads that couple them; layers: {list(select_modules(model))[:8]}")
         layers = [n for n in layers if n not in params]  # left out: the coverage line lists them with the reason
     return select_modules(model, layers, units=units, embeddings=embeddings)
 
@@ -86,14 +86,16 @@ def check_sample(model:nn.Module,  # the model
         macs = LayerMacs({n: int(by_layer.get(n, 0)) for n in layers}, df.attrs['uncounted'], df)
         if run is not None: run(inputs)
         return macs, inputs
-    raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: {err}") from err
+    raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: "
+                     f"{err}") from err
 
 # %% ../../nbs/analyze/sensitivity.ipynb #d46d29ef
 def _keyword_names(fn, skip=()) -> tuple:
     """The parameters `fn` takes by name, in its order (not `self`, `*args`, `**kwargs`, nor `skip`): read from the
     signature."""
     ps = inspect.signature(fn).parameters.values()
-    return tuple(p.name for p in ps if p.name not in ('self', *skip) and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    return tuple(p.name for p in ps
+                 if p.name not in ('self', *skip) and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
 def _check_confidence(confidence, resamples, seed) -> dict|None:
     "The bootstrap's settings, checked (None: no intervals)."
@@ -165,8 +167,9 @@ class SensitivityAnalyzer:
     def __repr__(self):
         # wrapped: fits the docs' column
         return textwrap.fill(f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "
-                f"metric={self.metric_name or 'accuracy'!r}, higher_is_better={self.higher_is_better}, criteria={self.criteria.name}, "
-                f"{type(self.evaluator).__name__})", 83, subsequent_indent='  ', break_long_words=False, break_on_hyphens=False)
+                             f"metric={self.metric_name or 'accuracy'!r}, higher_is_better={self.higher_is_better}, "
+                             f"criteria={self.criteria.name}, {type(self.evaluator).__name__})", 83,
+                             subsequent_indent='  ', break_long_words=False, break_on_hyphens=False)
 
     def analyze(self,
                 # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
@@ -190,9 +193,9 @@ class SensitivityAnalyzer:
         check_flag('verbose', verbose)
         dist_ranks(distributed)                     # checked before any work (a string, an uninitialised group)
         if early_stop is not None:
-            raise ValueError(f"early_stop={early_stop!r} cuts a layer's sweep short at the first level that crosses the "
-                             f"threshold, sparing the stronger levels; analyze measures each layer at one level, so there is "
-                             f"nothing to spare: use sweep(compression, levels, early_stop={early_stop!r})")
+            raise ValueError(f"early_stop={early_stop!r} cuts a layer's sweep short at the first level that crosses "
+                             f"the threshold, sparing the stronger levels; analyze measures each layer at one level, "
+                             f"so there is nothing to spare: use sweep(compression, levels, early_stop={early_stop!r})")
         with fraction_warnings():                   # a fraction-looking level warns once, not again at each unit
             sw = _run(self, compression, [level], layers, None, options, check_flag('verbose', verbose), single=True,
                       checkpoint=checkpoint, keywords=_keyword_names(self.analyze, ('compression', 'level')),
@@ -224,8 +227,8 @@ class SensitivityAnalyzer:
         check_flag('verbose', verbose)
         dist_ranks(distributed)                     # checked before any work (a string, an uninitialised group)
         with fraction_warnings():                   # a fraction-looking level warns once, not again at each unit
-            return _run(self, compression, levels, layers, early_stop, options, check_flag('verbose', verbose), single=False,
-                        checkpoint=checkpoint, keywords=_keyword_names(self.sweep, ('compression',)),
+            return _run(self, compression, levels, layers, early_stop, options, check_flag('verbose', verbose),
+                        single=False, checkpoint=checkpoint, keywords=_keyword_names(self.sweep, ('compression',)),
                         distributed=distributed, errors=errors)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #436bdbfb
@@ -252,12 +255,12 @@ def _check_reference(cls, criteria:Criteria):
     ref = ("the weights at the previous mask update (needs_update)" if criteria.needs_update
            else "reference weights such as the weights before training or fine-tuning (needs_init)")
     raise ValueError(
-        f"criteria={criteria.name!r} scores each weight against {ref}. An analysis has only the model's current weights: "
-        f"used as their own reference, {criteria.name} gives every weight the same score (movement, magnitude_increase) or "
-        f"the ranking of another criteria (large_init is large_final), so its deltas would be arbitrary. Analyse with a "
-        f"criteria that needs no reference (large_final, small_final, squared_final, random; taylor after a backward pass); "
-        f"the Sparsifier, the Pruner and their callbacks use {criteria.name} with the reference they keep (the weights when "
-        f"they are created, or at each update)")
+        f"criteria={criteria.name!r} scores each weight against {ref}. An analysis has only the model's current "
+        f"weights: used as their own reference, {criteria.name} gives every weight the same score (movement, "
+        f"magnitude_increase) or the ranking of another criteria (large_init is large_final), so its deltas would be "
+        f"arbitrary. Analyse with a criteria that needs no reference (large_final, small_final, squared_final, random; "
+        f"taylor after a backward pass); the Sparsifier, the Pruner and their callbacks use {criteria.name} with the "
+        f"reference they keep (the weights when they are created, or at each update)")
 
 # %% ../../nbs/analyze/sensitivity.ipynb #840d4b69
 def _fingerprint(self, cls, comp, sel, lv, stop, sample) -> dict:
@@ -275,7 +278,8 @@ def _series(r, name, n_levels:int, ci:bool) -> dict:
     def pick(v): return v[name] if isinstance(v, dict) else v  # a level not measured is NaN, whatever the metric
     out = {'metrics': [pick(v) for v in r.metrics]}
     if ci:
-        iv = [None if r.ci is None or r.ci[i] is None else (r.ci[i] if name is None else r.ci[i].get(name)) for i in range(n_levels)]
+        iv = [None if r.ci is None or r.ci[i] is None else (r.ci[i] if name is None else r.ci[i].get(name))
+              for i in range(n_levels)]
         out['ci_low'] = [math.nan if x is None else x[0] for x in iv]
         out['ci_high'] = [math.nan if x is None else x[1] for x in iv]
     return out
@@ -295,11 +299,12 @@ def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> Cos
             groups[u.group] = (list(u.names), sorted(set(map(float, lvs)) | set(grid)))
         else: layers.update({n: comp.cost_axes(comp.setup.layers[n]) for n in u.names})
     try:
-        return build_cost_model(model, inputs, layers, groups, guard=False, counted=comp.setup.counted, **comp.cost_sources())
+        return build_cost_model(model, inputs, layers, groups, guard=False, counted=comp.setup.counted,
+                                **comp.cost_sources())
     except Exception as e:  # the measurements stand; the costs are missing, and the user is told why
         if errors == 'raise': raise
-        warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements are complete, "
-                      f"but plan_compression will need model= and sample=", RuntimeWarning, stacklevel=4)
+        warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements "
+                      f"are complete, but plan_compression will need model= and sample=", RuntimeWarning, stacklevel=4)
         return None
 
 def _removed(comp, cm, unit, levels:list, done:list) -> dict|None:
@@ -377,7 +382,8 @@ def _measured_levels(self, m, levels:list) -> tuple:
 # %% ../../nbs/analyze/sensitivity.ipynb #360d27a1
 def _coverage(self, req:_Request, cm, macs) -> dict:
     "Every weight of the model, and what the analysis measured of it (`weight_inventory`)."
-    cut = {cm.names[t] for table in cm.pruning.values() for _, rows in table for t, *_ in rows} if cm is not None else set()
+    cut = (set() if cm is None else
+           {cm.names[t] for table in cm.pruning.values() for _, rows in table for t, *_ in rows})
     coverage = weight_inventory(self.model, req.sel, req.cls.weight_units,   # and the weights the measured groups cut
                                 {id(p) for n, p in self.model.named_parameters() if n in cut})   # (in_proj_weight)
     if macs.uncounted: coverage['macs_uncounted'] = macs.uncounted     # what the MAC count left out, and why
@@ -434,7 +440,8 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     t0 = time.perf_counter()
     req = _validate(self, compression, levels, layers, early_stop, options, single, keywords, errors)
     ev = self.evaluator
-    with ModelGuard(self.model, self.device, inside='your eval_fn' if self.eval_fn is not None else 'your metric') as guard:
+    inside = 'your eval_fn' if self.eval_fn is not None else 'your metric'
+    with ModelGuard(self.model, self.device, inside=inside) as guard:
         macs, inputs = _prepare(self, req)
         n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
         m = _measure(self, req, guard, verbose, checkpoint, distributed, errors)
@@ -448,15 +455,10 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
-_init_kwargs = _keyword_names(SensitivityAnalyzer.__init__,  # what analyze_sensitivity passes on to the analyzer
-                              ('model', 'sample', 'eval_fn', 'criteria', 'higher_is_better', 'metric_name'))
-_analyze_kwargs = _keyword_names(SensitivityAnalyzer.analyze, ('compression', 'level', 'verbose'))  # ... and to analyze
-
 def analyze_sensitivity(model:nn.Module,  # the model to analyse (left exactly as it was)
                         sample=None,      # an example input: a tensor (a batch), a tuple of inputs or a dict
-                        # eval_fn(model) -> float, or a dict of them: your metric(s) (or data= and metric=)
-                        eval_fn=None,
-                        # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
+                        eval_fn=None,     # eval_fn(model) -> float, or a dict of them (or data= and metric=)
+                        # a kind: 'sparsity', 'pruning', 'quantization', ... or a configured one
                         compression='sparsity',
                         level=50,         # percent (sparsity, pruning) or bits (quantization): the kind's unit
                         *,
@@ -466,9 +468,8 @@ def analyze_sensitivity(model:nn.Module,  # the model to analyse (left exactly a
                         # what the metric is, for reports; several metrics: the one that ranks
                         metric_name:str|None=None,
                         verbose:bool=True,              # progress bar; False prints nothing
-                        # the analyzer's data, metric, suffix, max_cache_mb, device, calibration_data, confidence,
-                        # resamples, bootstrap_seed; analyze's layers, checkpoint; the kind's options (granularity,
-                        # quant_per_channel, quant_activations, ...)
+                        # the analyzer's keywords (data, metric, device, ...), analyze's (layers, checkpoint, ...), the
+                        # kind's options
                         **kwargs
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
@@ -479,3 +480,7 @@ def analyze_sensitivity(model:nn.Module,  # the model to analyse (left exactly a
     an = SensitivityAnalyzer(model, sample, eval_fn, criteria=criteria, higher_is_better=higher_is_better,
                              metric_name=metric_name, **{k: v for k, v in kwargs.items() if k in _init_kwargs})
     return an.analyze(compression, level, verbose=verbose, **{k: v for k, v in kwargs.items() if k not in _init_kwargs})
+
+_own = _keyword_names(analyze_sensitivity)                         # the keywords analyze_sensitivity takes itself
+_init_kwargs = _keyword_names(SensitivityAnalyzer.__init__, _own)   # the others it passes on to the analyzer ...
+_analyze_kwargs = _keyword_names(SensitivityAnalyzer.analyze, _own)  # ... and to analyze
