@@ -354,6 +354,30 @@ def _shares(starts:list, units:list, levels:list, r:Ranks) -> tuple:
     todo = [i for i, u in enumerate(units) if u.prunable is not False and i not in done]
     return done, shard(todo, r.rank, r.world), len(shard(todo, 0, r.world)) * len(levels)  # rank 0's share: the longest
 
+def _measure_share(share:list, n_levels:int, r:Ranks, steps:int, verbose:bool, measure, save, intervals) -> dict:
+    """This rank's share: `measure(i, bar, after)` each unit, `save(out)` after each (None: no checkpoint); every rank
+    takes part in the stop signal's `steps`, and a failure here is told to the others at their next step."""
+    pb, out, sig = Progress(len(share) * n_levels, verbose and r.rank == 0), {}, StopSignal(r, steps)
+    def after():
+        if sig.step(): raise _Stopped()
+    try:
+        for i in share:
+            out[i] = measure(i, pb, after)
+            if save is not None:
+                if intervals is not None: intervals.flush()                  # the saved unit has its intervals
+                save(out)
+        if intervals is not None: intervals.flush()
+        if sig.rest(): raise _Stopped()
+    except _Stopped:
+        pb.end(interrupted=True)                                # the failing rank's error comes with the gather
+        return out
+    except BaseException:
+        pb.end(interrupted=True)
+        sig.step(failed=True)                                            # tell the other ranks at their next step
+        raise
+    pb.end()
+    return out
+
 def run_units(comp,         # a `Compression` (prepared and closed here)
               levels:list,  # checked levels, mildest first
               evaluator,    # `baseline()`, `compressed(touched)`; its `data_digest` and `model` are used if it has them
@@ -391,32 +415,13 @@ def run_units(comp,         # a `Compression` (prepared and closed here)
         _check_ranks(starts)
         baseline, base = starts[0]['baseline'], starts[r.rank]['baseline']
         done, share, steps = _shares(starts, units, levels, r)
-        resumed = len(done)
-        def measure():
-            pb, out, sig = Progress(len(share) * len(levels), verbose and r.rank == 0), {}, StopSignal(r, steps)
-            def after():
-                if sig.step(): raise _Stopped()
-            try:
-                iv = local['intervals']
-                for i in share:
-                    out[i] = measure_unit(comp, units[i], levels, evaluator, base, early_stop, reset, pb, after, metric,
-                                          iv, errors, repair)
-                    if ck is not None:
-                        if iv is not None: iv.flush()                   # the saved unit has its intervals
-                        ck.save(mine, base, units, {**done, **out})
-                if iv is not None: iv.flush()
-                if sig.rest(): raise _Stopped()
-            except _Stopped:
-                # the failing rank's error comes with the gather
-                pb.end(interrupted=True)
-                return out
-            except BaseException:
-                pb.end(interrupted=True)
-                sig.step(failed=True)                                    # tell the other ranks at their next step
-                raise
-            pb.end()
-            return out
-        for part in together(measure, r): done.update(part)
+        resumed, iv = len(done), local['intervals']
+        def one(i, pb, after):
+            return measure_unit(comp, units[i], levels, evaluator, base, early_stop, reset, pb, after, metric, iv,
+                                errors, repair)
+        save = None if ck is None else lambda out: ck.save(mine, base, units, {**done, **out})
+        for part in together(lambda: _measure_share(share, len(levels), r, steps, verbose, one, save, iv), r):
+            done.update(part)
         if ck is not None and r.world > 1: ck.save(mine, base, units, done)
     finally:
         if local.get('prepared'): comp.close()
