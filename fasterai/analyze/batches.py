@@ -27,8 +27,8 @@ def _is_dataloaders(o) -> bool: return any(c.__name__ == 'DataLoaders' for c in 
 
 def sampling_problem(batches,  # the batches: a list, a `DataLoader`, any iterable
                     ) -> str|None:
-    """What makes `batches` come out in another order, or with other items, on each pass (a shuffling loader, a random
-    sampler); None if nothing is seen."""
+    ("What makes `batches` come out in another order, or with other items, on each pass (a shuffling loader, a random "
+     "sampler); None if nothing is seen.")
     if getattr(batches, 'shuffle', False) is True: return "data is shuffled (shuffle=True)"
     if not isinstance(batches, DataLoader) or isinstance(batches.dataset, IterableDataset): return None
     bs = batches.batch_sampler
@@ -41,8 +41,8 @@ def sampling_problem(batches,  # the batches: a list, a `DataLoader`, any iterab
 
 def eval_batches(data,  # a list of `(x, y)` batches, a `DataLoader`, fastai `DataLoaders`, or one `(x, y)` pair
                 ):
-    """The batches to evaluate on: a fastai `DataLoaders`' `valid`, a single `(x, y)` pair of tensors as one batch, else
-    `data` itself; a loader that is not sequential is refused."""
+    ("The batches to evaluate on: a fastai `DataLoaders`' `valid`, a single `(x, y)` pair of tensors as one batch, "
+     "else `data` itself; a loader that is not sequential is refused.")
     if _is_dataloaders(data): data = data.valid
     elif (isinstance(data, (tuple, list)) and len(data) == 2
           and all(isinstance(t, torch.Tensor) for t in data)): return [tuple(data)]
@@ -86,8 +86,8 @@ def check_targets(preds,      # the model's output on the batch
                   targets,    # the batch's targets
                   batch:int,  # the batch's index, for the error message
                  ):
-    """A batch's predictions and targets are of the same samples: a `ValueError` naming `data`, the batch and both sizes
-    otherwise."""
+    ("A batch's predictions and targets are of the same samples: a `ValueError` naming `data`, the batch and both "
+     "sizes otherwise.")
     n_preds, n_targets = n_items(preds), n_items(targets)
     if n_preds is not None and n_targets is not None and n_preds != n_targets:
         raise ValueError(f"data batch {batch}: the model gives predictions for {n_preds} samples, but the batch's "
@@ -114,8 +114,8 @@ def tensor_bytes(t:torch.Tensor,  # any tensor: dense, sparse or quantized, on a
 def digest_into(h,  # a hash object with `update(bytes)`
                 o,  # the value to hash
                ):
-    """Feed `o` to the hash object `h`: tensors and arrays (shape, dtype, bytes), numbers, strings, dicts, lists,
-    re-iterables; other objects by their type."""
+    ("Feed `o` to the hash object `h`: tensors and arrays (shape, dtype, bytes), numbers, strings, dicts, lists, "
+     "re-iterables; other objects by their type.")
     if isinstance(o, torch.Tensor):
         h.update(f"T{tensor_desc(o)};".encode())
         h.update(tensor_bytes(o))
@@ -142,8 +142,8 @@ class _Crc32:
 
 def batch_digest(batch,  # one batch: tensors, or tuples/lists/dicts of them
                 ) -> str:
-    """A cheap digest of one batch (CRC-32 of its tensors' shapes, dtypes and bytes): 8 hex digits that tell two batches
-    apart."""
+    ("A cheap digest of one batch (CRC-32 of its tensors' shapes, dtypes and bytes): 8 hex digits that tell two "
+     "batches apart.")
     h = _Crc32()
     digest_into(h, batch)
     return h.hexdigest()

@@ -143,8 +143,8 @@ RESOLVED_STEPS = 1 / 8
 
 @register_compression
 class QuantizationCompression(_WeightEdit):
-    """Fake-quantize one layer's weights to `level` bits (symmetric), and with `quant_activations` its output
-    (asymmetric)."""
+    ("Fake-quantize one layer's weights to `level` bits (symmetric), and with `quant_activations` its output "
+     "(asymmetric).")
     name, unit, uses_criteria, reduces = 'quantization', BITS, False, ('bytes',)
     options = (Option('quant_per_channel', True, "one weight scale per output channel (else one for the tensor)"),
                Option('quant_activations', False,
@@ -155,8 +155,8 @@ class QuantizationCompression(_WeightEdit):
     def selection(self, unit, level): return Selection(bits={n: level for n in unit.names})
 
     def note(self, unit, levels):
-        """At widths whose grid the weight's half dtype cannot hold, the delta is below the model's own resolution: say
-        so."""
+        ("At widths whose grid the weight's half dtype cannot hold, the delta is below the model's own resolution: say "
+         "so.")
         m = self.setup.layers[unit.names[0]]
         fine = [l for l in levels if off_grid_steps(m.weight.dtype, l) > RESOLVED_STEPS]
         if not fine: return None
@@ -243,15 +243,15 @@ class PruningCompression(Compression):
     pruner, _cm, _reuse = None, None, None
 
     def run_sample(self, inputs):
-        """Build the Pruner on `inputs` (torch-pruning's trace, with grad enabled by `fasterai.core.graph`); then watch
-        the modules whose products a cut may change unseen."""
+        ("Build the Pruner on `inputs` (torch-pruning's trace, with grad enabled by `fasterai.core.graph`); then watch "
+         "the modules whose products a cut may change unseen.")
         from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
         self.pruner = Pruner(self.setup.model, 0, criteria=self.setup.criteria, example_inputs=inputs)
         self._watch()
 
     def _watch(self):
-        """Record the input shapes of each module that runs weightless products with no weight of its own (a rotary
-        embedding), at every evaluation: the cost model reads from them whether a cut changed its products."""
+        ("Record the input shapes of each module that runs weightless products with no weight of its own (a rotary "
+         "embedding), at every evaluation: the cost model reads from them whether a cut changed its products.")
         self.shapes, self._key, self._hooks = {}, None, []
         owners = {} if self.setup.counted is None else self.setup.counted.attrs.get('weightless', {})
         mods = dict(self.setup.model.named_modules())
@@ -301,8 +301,8 @@ class PruningCompression(Compression):
         if cm is not None: cm.__exit__(None, None, None)
 
     def cost_sources(self) -> dict:
-        """The cuts the measurements made and the Pruner that made them: the cost model reads them instead of pruning
-        again."""
+        ("The cuts the measurements made and the Pruner that made them: the cost model reads them instead of pruning "
+         "again.")
         return {'pruner': self.pruner, 'cuts': dict(getattr(self, 'cuts', {})),
                 'shapes': dict(getattr(self, 'shapes', {}))}
 

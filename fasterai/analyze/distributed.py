@@ -13,8 +13,8 @@ __all__ = ['dist_context', 'Ranks', 'dist_ranks', 'check_device', 'shard', 'gath
 
 # %% ../../nbs/analyze/distributed.ipynb #585dfc37
 def dist_context() -> tuple[int, int]:
-    """`(rank, world_size)` of the initialised `torch.distributed` default group, else `(0, 1)` (what `distributed=True`
-    shares with)."""
+    ("`(rank, world_size)` of the initialised `torch.distributed` default group, else `(0, 1)` (what "
+     "`distributed=True` shares with).")
     import torch.distributed as dist
     if dist.is_available() and dist.is_initialized(): return dist.get_rank(), dist.get_world_size()
     return 0, 1
@@ -34,8 +34,8 @@ class Ranks:
 
 def dist_ranks(distributed=False,  # False: this process alone; True: the default process group; or a `ProcessGroup`
               ) -> Ranks:
-    """The ranks to share an analysis with: `False` this process alone, `True` the default process group, or that
-    `ProcessGroup`."""
+    ("The ranks to share an analysis with: `False` this process alone, `True` the default process group, or that "
+     "`ProcessGroup`.")
     if distributed is False: return Ranks()
     import torch.distributed as dist
     if distributed is True:
@@ -88,8 +88,8 @@ def gather(obj,          # this rank's object (picklable)
 def together(f,            # the function every rank runs, without arguments
              ranks:Ranks,  # the ranks that run it (`dist_ranks`)
             ) -> list:
-    """Run `f()` on every rank and gather the results; if it raised anywhere — `KeyboardInterrupt` included — raise on
-    every rank."""
+    ("Run `f()` on every rank and gather the results; if it raised anywhere — `KeyboardInterrupt` included — raise on "
+     "every rank.")
     try: out, err = f(), None
     except BaseException as e:
         if ranks.world == 1: raise
@@ -104,8 +104,8 @@ def together(f,            # the function every rank runs, without arguments
     return [o for o, _ in got]
 
 class StopSignal:
-    """After each measurement, every rank learns whether a rank failed: one `all_reduce` (MAX) of a flag per step, the
-    same number of steps on every rank."""
+    ("After each measurement, every rank learns whether a rank failed: one `all_reduce` (MAX) of a flag per step, the "
+     "same number of steps on every rank.")
     def __init__(self,
                  ranks:Ranks,  # the ranks that share the analysis (`dist_ranks`)
                  steps:int,    # how many steps every rank takes

@@ -35,8 +35,8 @@ __all__ = ['Evaluator', 'FunctionEvaluator', 'DataEvaluator', 'SuffixEvaluator',
 
 # %% ../../nbs/analyze/evaluation.ipynb #d44e6a44
 class Evaluator:
-    """How an analysis gets its metric: `baseline()` on the intact model, then `compressed(touched)` after each
-    compression."""
+    ("How an analysis gets its metric: `baseline()` on the intact model, then `compressed(touched)` after each "
+     "compression.")
     source = 'eval_fn'        # what produces the metric, for error messages
     sees_samples = False      # can it see the metric per sample (data + metric)? A black box cannot
     n_samples = None          # samples of the last evaluation (set by evaluators that see the data)
@@ -56,8 +56,8 @@ class Evaluator:
         return True if self.higher_is_better is None else self.higher_is_better
 
     def _timed(self, f, *args):
-        """`f(*args)`, timed until its value is computed: on a GPU the wait for the device is evaluation time, not
-        bookkeeping."""
+        ("`f(*args)`, timed until its value is computed: on a GPU the wait for the device is evaluation time, not "
+         "bookkeeping.")
         t0 = time.perf_counter()
         try:
             out = f(*args)
@@ -127,8 +127,8 @@ class Evaluator:
 
 # %% ../../nbs/analyze/evaluation.ipynb #4fb14cb9
 class FunctionEvaluator(Evaluator):
-    """Evaluate with your `eval_fn(model) -> float` (or a dict of metrics), counting the calls and the seconds spent
-    inside."""
+    ("Evaluate with your `eval_fn(model) -> float` (or a dict of metrics), counting the calls and the seconds spent "
+     "inside.")
     def __init__(self,
                  eval_fn,          # eval_fn(model) -> float, or a dict name -> float: your metric(s)
                  model:nn.Module,  # the model it is called with
@@ -169,14 +169,14 @@ class DataEvaluator(Evaluator):
 
     @property
     def data_digest(self) -> str|None:
-        """A digest of the batches the baseline read (None before the baseline); of a list, read when asked (no host
-        copy otherwise)."""
+        ("A digest of the batches the baseline read (None before the baseline); of a list, read when asked (no host "
+         "copy otherwise).")
         if self.digests is None and self._listed: self.digests = [batch_digest(b) for b in self.batches]
         return None if self.digests is None else batches_digest(self.digests)
 
     def iterate(self, baseline:bool=False):
-        """`(inputs, targets)` of every batch, on the model's device; the baseline records each batch's digest, a later
-        pass over a loader checks it."""
+        ("`(inputs, targets)` of every batch, on the model's device; the baseline records each batch's digest, a later "
+         "pass over a loader checks it.")
         baseline = check_flag('baseline', baseline)
         return self._iterate(baseline)
 
@@ -259,8 +259,8 @@ class SuffixEvaluator(Evaluator, SuffixGraph):
         return f"SuffixEvaluator({type(self.model).__name__}, {how}, cache {self.cache_mb:.1f}/{limit} MB)"
 
     def budget_bytes(self) -> float:
-        """The cache's limit: `max_cache_mb`, or (None) a quarter of the free memory of the model's CUDA device, 512 MB
-        elsewhere."""
+        ("The cache's limit: `max_cache_mb`, or (None) a quarter of the free memory of the model's CUDA device, 512 MB "
+         "elsewhere.")
         if self.max_cache_mb is not None: return self.max_cache_mb * 2**20
         dev = model_device(self.model)
         return torch.cuda.mem_get_info(dev)[0] / 4 if dev.type == 'cuda' else 512. * 2**20

@@ -104,8 +104,8 @@ class AnalysisSetup:
 compressions = {}
 
 def register_compression(cls):
-    """Class decorator: make a `Compression` subclass known under its `name` to `analyze`, `sweep`, the results and the
-    command line."""
+    ("Class decorator: make a `Compression` subclass known under its `name` to `analyze`, `sweep`, the results and the "
+     "command line.")
     if not (isinstance(cls, type) and issubclass(cls, Compression)):
         raise TypeError(f"{cls!r} is not a Compression subclass")
     if not isinstance(cls.name, str) or not cls.name:
@@ -129,8 +129,8 @@ def option_names() -> list[str]:
     return list(dict.fromkeys(o.name for c in compressions.values() for o in c.options))
 
 class Compression:
-    """A kind of compression: its options, unit and labels (a config); bound to an analysis, it compresses one unit at a
-    time and undoes it exactly."""
+    ("A kind of compression: its options, unit and labels (a config); bound to an analysis, it compresses one unit at "
+     "a time and undoes it exactly.")
     name:str = ''                     # registry key, e.g. 'sparsity'
     unit:LevelUnit = PERCENT          # what a level counts: `PERCENT` (0–100) or `BITS` (2–16)
     options:tuple = ()                # its `Option`s: keywords of `analyze`/`sweep`
@@ -157,8 +157,8 @@ class Compression:
 
     @classmethod
     def check_options(cls, options:dict, keywords=()) -> dict:
-        """Every option of this kind, given (checked) or default; another kind's option only at its default; unknown
-        keywords raise `TypeError`."""
+        ("Every option of this kind, given (checked) or default; another kind's option only at its default; unknown "
+         "keywords raise `TypeError`.")
         own = {o.name: o for o in cls.options}
         for k, v in options.items():
             if k in own:
@@ -206,8 +206,8 @@ class Compression:
     def prepare(self): "One-off work before the first measurement (may run the model)."
 
     def run_sample(self, inputs):
-        """One-off work on the sample, after the analysis checked that it fits (nothing by default; pruning traces the
-        graph)."""
+        ("One-off work on the sample, after the analysis checked that it fits (nothing by default; pruning traces the "
+         "graph).")
 
     def units(self) -> list[Unit]: return [Unit([n]) for n in self.setup.layers]
 
@@ -220,8 +220,8 @@ class Compression:
         return None
 
     def cost_sources(self) -> dict:
-        """What the analysis' measurements leave that the cost model can reuse (keywords of `build_cost_model`): nothing
-        by default."""
+        ("What the analysis' measurements leave that the cost model can reuse (keywords of `build_cost_model`): "
+         "nothing by default.")
         return {}
 
     def selection(self, unit:Unit, level) -> Selection:

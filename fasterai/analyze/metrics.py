@@ -36,8 +36,8 @@ def as_metric(value,                 # what the metric returned: a number, a num
 _CPU, _F64 = torch.device('cpu'), torch.float64
 
 def _per_sample(v, n:int|None) -> tuple|None:
-    """`(values, mean)` of a 1-D tensor or array with one entry per sample (the values a float64 copy on the CPU), else
-    None."""
+    ("`(values, mean)` of a 1-D tensor or array with one entry per sample (the values a float64 copy on the CPU), else "
+     "None.")
     if n is None or n < 2: return None
     if isinstance(v, torch.Tensor):
         if v.dim() != 1 or v.shape[0] != n: return None
@@ -76,8 +76,8 @@ def as_metrics(value,                 # what the metric returned: one number, a 
                baseline:bool=False,   # the untouched model's value: must be finite
                source:str='eval_fn',  # who returned it, for the error message
               ) -> tuple:
-    """`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or
-    a dict of arrays)."""
+    ("`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or "
+     "a dict of arrays).")
     if isinstance(value, dict):
         if not value: raise ValueError(f"{source} returned an empty dict: give at least one metric name -> number")
         if not all(isinstance(k, str) and k for k in value):
@@ -136,8 +136,8 @@ def resolve_directions(names:list,              # the metric names, as returned
                        higher_is_better=None,   # None, a bool for all, or a dict name -> bool
                        note:bool=True           # warn once about the directions inferred from the names
                       ) -> dict:
-    """Name -> higher is better, for every metric: given, or inferred from a known name (with a note); anything else
-    raises."""
+    ("Name -> higher is better, for every metric: given, or inferred from a known name (with a note); anything else "
+     "raises.")
     hib = check_direction(higher_is_better)
     if isinstance(hib, bool):
         clash = [n for n in names if metric_direction(n) not in (None, hib)]
@@ -177,8 +177,8 @@ def accuracy_per_sample(preds,    # logits or probabilities, `(batch, classes)`
 
 def top_k_per_sample(k:int,  # how many top predictions count (a positive integer)
                     ):
-    """A metric giving 1. where the target is among the `k` top predictions, else 0., per sample: their mean is the
-    top-k accuracy."""
+    ("A metric giving 1. where the target is among the `k` top predictions, else 0., per sample: their mean is the "
+     "top-k accuracy.")
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ValueError(f"k={k!r} must be a positive integer")
     def top_k(preds, targets): return (preds.topk(k, dim=-1).indices == targets.unsqueeze(-1)).any(dim=-1).float()

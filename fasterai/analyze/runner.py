@@ -53,8 +53,8 @@ def check_early_stop(early_stop,
 # %% ../../nbs/analyze/runner.ipynb #f3238a5a
 @dataclass
 class UnitResult:
-    """What the loop measured for one unit: a metric per level (NaN: not measured), channels removed, where it stopped,
-    intervals."""
+    ("What the loop measured for one unit: a metric per level (NaN: not measured), channels removed, where it stopped, "
+     "intervals.")
     metrics:list  # one metric (a number, or a dict name -> number) per level, in the order walked; NaN: not measured
     removed:list            # pruning: output channels removed per level (None: not applicable)
     stopped_at:object=None  # the level where early stop cut the unit short (None: not stopped)
@@ -88,8 +88,8 @@ class Progress:
 def primary(value,                 # a metric value: a number, or a dict name -> number
             metric:str|None=None,  # with a dict: the name that ranks (None: its first entry)
            ) -> float:
-    """The ranking metric of a value: the number itself, or `value[metric]` of a dict (its first entry when `metric` is
-    None)."""
+    ("The ranking metric of a value: the number itself, or `value[metric]` of a dict (its first entry when `metric` is "
+     "None).")
     if not isinstance(value, dict): return value
     return value[metric] if metric is not None else next(iter(value.values()))
 
@@ -108,8 +108,8 @@ def measure_unit(comp,                         # a `Compression`, prepared
                  errors:str='record',
                  repair=None,  # after a failure: called to give the model back (e.g. the guard's `put_back`)
                 ) -> UnitResult:
-    """Compress `unit` at each level, evaluate, undo; stop early if told to; queue its deltas' intervals (they arrive at
-    `intervals.flush()`)."""
+    ("Compress `unit` at each level, evaluate, undo; stop early if told to; queue its deltas' intervals (they arrive "
+     "at `intervals.flush()`).")
     res = UnitResult.unmeasured(len(levels))
     if unit.prunable is False: return res
     if intervals is not None: res.ci = [None] * len(levels)
@@ -288,8 +288,8 @@ _unshared_warned = set()      # processes told that their process group does not
 def unshared_checkpoint(checkpoint,   # the checkpoint path given to the analysis (or None)
                         distributed,  # the analysis' `distributed` argument (False: not shared)
                        ):
-    """The checkpoint path of this process: its own rank's file when a process group of several ranks is up but
-    `distributed` is False (the ranks would otherwise write one file); said once."""
+    ("The checkpoint path of this process: its own rank's file when a process group of several ranks is up but "
+     "`distributed` is False (the ranks would otherwise write one file); said once.")
     rank, world = dist_context()
     if distributed is not False or world < 2: return checkpoint
     own = None if checkpoint is None else rank_path(checkpoint, rank)
@@ -303,8 +303,8 @@ def unshared_checkpoint(checkpoint,   # the checkpoint path given to the analysi
     return own
 
 def _start(comp, ev, reset, levels, checkpoint, fingerprint, ranks:Ranks, local:dict, confidence=None, metric=None):
-    """Phase 1 on this rank: device and checkpoint path checked, baseline, fingerprint completed, units, what the
-    checkpoints hold."""
+    ("Phase 1 on this rank: device and checkpoint path checked, baseline, fingerprint completed, units, what the "
+     "checkpoints hold.")
     check_device(getattr(ev, 'model', None), ranks)
     ck = local['ck'] = None if checkpoint is None else Checkpoint(checkpoint, fingerprint)
     baseline = ev.baseline()
@@ -355,8 +355,8 @@ def _shares(starts:list, units:list, levels:list, r:Ranks) -> tuple:
     return done, shard(todo, r.rank, r.world), len(shard(todo, 0, r.world)) * len(levels)  # rank 0's share: the longest
 
 def _measure_share(share:list, n_levels:int, r:Ranks, steps:int, verbose:bool, measure, save, intervals) -> dict:
-    """This rank's share: `measure(i, bar, after)` each unit, `save(out)` after each (None: no checkpoint); every rank
-    takes part in the stop signal's `steps`, and a failure here is told to the others at their next step."""
+    ("This rank's share: `measure(i, bar, after)` each unit, `save(out)` after each (None: no checkpoint); every rank "
+     "takes part in the stop signal's `steps`, and a failure here is told to the others at their next step.")
     pb, out, sig = Progress(len(share) * n_levels, verbose and r.rank == 0), {}, StopSignal(r, steps)
     def after():
         if sig.step(): raise _Stopped()
@@ -399,8 +399,8 @@ def run_units(comp,         # a `Compression` (prepared and closed here)
               errors:str='record',
               repair=None                  # after a failed unit: gives the model back (e.g. `ModelGuard.put_back`)
              ) -> Measurements:
-    """Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from
-    `checkpoint`."""
+    ("Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from "
+     "`checkpoint`.")
     if errors not in ('record', 'raise'):
         raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     r = dist_ranks(distributed)

@@ -52,8 +52,8 @@ def select_layers(model:nn.Module,        # the model to analyse
                   units:bool=True,
                   embeddings:bool=False,  # with `units`: every embedding table too (naming one selects it anyway)
                  ) -> dict:
-    """The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules,
-    types, filter_fn)."""
+    ("The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, "
+     "types, filter_fn).")
     check_flags(units=units, embeddings=embeddings)
     if not units and isinstance(layers, (list, tuple)) and layers and all(isinstance(x, str) for x in layers):
         mods = dict(model.named_modules())  # a list of names shared by kinds (the CLI): a layer kind reads the layers
@@ -73,8 +73,8 @@ def check_sample(model:nn.Module,  # the model
                  # unrenamed
                  run=None,
                 ) -> tuple[dict, object]:
-    """Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each layer's
-    MACs, and the input that ran."""
+    ("Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each "
+     "layer's MACs, and the input that ran.")
     first, err = first_item(sample), None
     for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
         try: _, _, df = count_flops_params(model, inputs)               # raises only if the model cannot run
@@ -91,8 +91,8 @@ def check_sample(model:nn.Module,  # the model
 
 # %% ../../nbs/analyze/sensitivity.ipynb #d46d29ef
 def _keyword_names(fn, skip=()) -> tuple:
-    """The parameters `fn` takes by name, in its order (not `self`, `*args`, `**kwargs`, nor `skip`): read from the
-    signature."""
+    ("The parameters `fn` takes by name, in its order (not `self`, `*args`, `**kwargs`, nor `skip`): read from the "
+     "signature.")
     ps = inspect.signature(fn).parameters.values()
     return tuple(p.name for p in ps
                  if p.name not in ('self', *skip) and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
@@ -233,8 +233,8 @@ class SensitivityAnalyzer:
 
 # %% ../../nbs/analyze/sensitivity.ipynb #436bdbfb
 def _sweep_levels(cls) -> list:
-    """The levels of a sweep given none: the kind's `sweep_levels` (sparsity: fasterai 0.3's [25, 50, 75]), else its
-    `default_levels`."""
+    ("The levels of a sweep given none: the kind's `sweep_levels` (sparsity: fasterai 0.3's [25, 50, 75]), else its "
+     "`default_levels`.")
     lv = cls.sweep_levels or cls.default_levels
     if not lv: raise ValueError(f"compression={cls.name!r} has no default levels: pass levels=[...]")
     return list(lv)
@@ -249,8 +249,8 @@ def _check_levels(cls, levels, single:bool) -> list:
     return cls.order_levels(lv)
 
 def _check_reference(cls, criteria:Criteria):
-    """A criteria scoring weights against reference weights cannot rank anything in an analysis: refused, saying why and
-    what to use."""
+    ("A criteria scoring weights against reference weights cannot rank anything in an analysis: refused, saying why "
+     "and what to use.")
     if not cls.uses_criteria or not (criteria.needs_init or criteria.needs_update): return
     ref = ("the weights at the previous mask update (needs_update)" if criteria.needs_update
            else "reference weights such as the weights before training or fine-tuning (needs_init)")
@@ -273,8 +273,8 @@ def _fingerprint(self, cls, comp, sel, lv, stop, sample) -> dict:
     return analysis_fingerprint(self.model, {k: v for k, v in data.items() if v is not None}, settings)
 
 def _series(r, name, n_levels:int, ci:bool) -> dict:
-    """One metric of a unit's measurements (`name` None: the only one): its value per level and, with `ci`, its
-    intervals."""
+    ("One metric of a unit's measurements (`name` None: the only one): its value per level and, with `ci`, its "
+     "intervals.")
     def pick(v): return v[name] if isinstance(v, dict) else v  # a level not measured is NaN, whatever the metric
     out = {'metrics': [pick(v) for v in r.metrics]}
     if ci:
@@ -289,8 +289,8 @@ def _series(r, name, n_levels:int, ci:bool) -> dict:
 COST_STEP = 5
 
 def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> CostModel|None:
-    """The cost model of what was measured: each measured layer (with its sparsity axes), each measured group at its
-    levels and every `COST_STEP`%."""
+    ("The cost model of what was measured: each measured layer (with its sparsity axes), each measured group at its "
+     "levels and every `COST_STEP`%.")
     layers, groups = {}, {}
     for u, lvs in zip(units, done):
         if not lvs: continue
@@ -308,8 +308,8 @@ def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> Cos
         return None
 
 def _removed(comp, cm, unit, levels:list, done:list) -> dict|None:
-    """What compressing `unit` removes at each level: {'params': [...], 'macs': [...], 'bytes': [...]}, NaN where not
-    measured."""
+    ("What compressing `unit` removes at each level: {'params': [...], 'macs': [...], 'bytes': [...]}, NaN where not "
+     "measured.")
     if cm is None or not done: return None
     out = {k: [math.nan] * len(levels) for k in KEYS}
     for i, l in enumerate(levels):

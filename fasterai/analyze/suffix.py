@@ -34,8 +34,8 @@ class _LeafTracer(fx.Tracer):
 def trace_model(model:nn.Module,   # the model to trace (not run, not copied)
                 leaves=()          # more module types kept whole
                ) -> fx.GraphModule:
-    """Trace `model` with torch.fx in eval mode into a `GraphModule` sharing its modules; compressible layers, hooked
-    modules and `leaves` stay whole."""
+    ("Trace `model` with torch.fx in eval mode into a `GraphModule` sharing its modules; compressible layers, hooked "
+     "modules and `leaves` stay whole.")
     types = tuple(Granularities.available_modules()) + tuple(leaves)
     keep = {id(m) for m in model.modules() if m is not model and (isinstance(m, types) or _has_hooks(m))}
     with eval_mode(model):
@@ -102,8 +102,8 @@ def value_nbytes(v,  # a tensor, or tuples/lists/dicts of them
 def _clone(v): return map_tensors(torch.Tensor.clone, v)
 
 def _max_diff(a, b) -> tuple:
-    """`(largest absolute difference, largest |b|)` of two outputs of the same structure, in one host transfer (inf if
-    they differ in structure or NaNs)."""
+    ("`(largest absolute difference, largest |b|)` of two outputs of the same structure, in one host transfer (inf if "
+     "they differ in structure or NaNs).")
     ta, tb = [x for x in tensors_of(a) if x.numel()], [y for y in tensors_of(b) if y.numel()]
     if len(ta) != len(tb) or any(x.shape != y.shape for x, y in zip(ta, tb)): return math.inf, 0.
     if not ta: return 0., 0.
@@ -127,8 +127,8 @@ def _short(e:Exception, n:int=200) -> str:
 
 # %% ../../nbs/analyze/suffix.ipynb #deb29d01
 class SuffixGraph:
-    """The traced graph of a model and the activation cache of a suffix evaluation: what to re-run, what to keep.
-    A base of `SuffixEvaluator`, which provides `model`, `full` (a `DataEvaluator`), `metric`, `budget_bytes()`."""
+    ("The traced graph of a model and the activation cache of a suffix evaluation: what to re-run, what to keep. A "
+     "base of `SuffixEvaluator`, which provides `model`, `full` (a `DataEvaluator`), `metric`, `budget_bytes()`.")
     def _index_graph(self):
         "Trace once: the nodes, their order, the in-place ones and the cut points (candidates to cache), deepest first."
         self.nodes = list(self.gm.graph.nodes)
@@ -192,8 +192,8 @@ def _placeholder(self:SuffixGraph, n:fx.Node, xs):
 @patch
 def _execute(self:SuffixGraph, plan:_Plan, env:dict, xs, targets:dict, protected:set,
              keep:set|None=None, store:dict|None=None, check:bool=False):
-    """Run `plan` on one batch from `env`; returns the output. `keep`/`store`: values to cache; `check`: look for unsafe
-    in-place writes."""
+    ("Run `plan` on one batch from `env`; returns the output. `keep`/`store`: values to cache; `check`: look for "
+     "unsafe in-place writes.")
     for i, n in enumerate(plan.run):
         if n.op == 'output': return map_arg(n.args[0], env.__getitem__)
         if n.op == 'placeholder': v = self._placeholder(n, xs)
@@ -293,8 +293,8 @@ def _build(self:SuffixGraph):
 
 @patch
 def _report_cache(self:SuffixGraph, budget:float, wanted:float, cut_points:int):
-    """Record what the cache holds against what the suffix path wanted; say so when the limit left layers to re-run from
-    further up."""
+    ("Record what the cache holds against what the suffix path wanted; say so when the limit left layers to re-run "
+     "from further up.")
     mb = 2 ** 20
     self.cache_report = dict(cached=len(self._cache), cut_points=cut_points, cached_mb=self._cache_bytes / mb,
                              wanted_mb=wanted / mb, budget_mb=budget / mb)
@@ -330,8 +330,8 @@ def _plan_for(self:SuffixGraph, touched:frozenset) -> _Plan|None:
 
 @patch
 def _batches_for(self:SuffixGraph, plan:_Plan):
-    """Yield `(batch index, inputs or None)`: inputs only when the plan reads them (a loader is iterated again, and
-    checked)."""
+    ("Yield `(batch index, inputs or None)`: inputs only when the plan reads them (a loader is iterated again, and "
+     "checked).")
     if not plan.needs_inputs:
         yield from ((b, None) for b in range(self._n_batches))
         return
