@@ -378,25 +378,19 @@ def _measure_share(share:list, n_levels:int, r:Ranks, steps:int, verbose:bool, m
     pb.end()
     return out
 
-def run_units(comp,         # a `Compression` (prepared and closed here)
-              levels:list,  # checked levels, mildest first
-              evaluator,    # `baseline()`, `compressed(touched)`; its `data_digest` and `model` are used if it has them
+def run_units(comp,                        # a `Compression` (prepared and closed here)
+              levels:list,                 # checked levels, mildest first
+              evaluator,                   # `baseline()`, `compressed(touched)`; its `data_digest`, `model` if any
               *,
               early_stop=None,             # checked `(mode, value)` or None
               reset=None,                  # called after the baseline and after each measurement
               verbose:bool=True,           # progress bar (rank 0 only); False prints nothing
               checkpoint=None,             # path of a JSON checkpoint: resume from it, save each finished unit
               fingerprint:dict|None=None,  # `analysis_fingerprint`: required with `checkpoint`; compared across ranks
-              # False: this process alone; True: shard over the default process group; or a `ProcessGroup`
-              distributed=False,
-              # several metrics: the one that ranks and early stop reads (None: the first); must be one of them
-              metric:str|None=None,
-              # intervals from per-sample values: `PairedBootstrap` keywords (level, resamples, seed), or n -> a
-              # `PairedBootstrap` (to reuse its resamples); None: none
-              confidence=None,
-              # 'record': a unit whose compression or evaluation raises is recorded as failed, the run goes on; 'raise':
-              # stop there
-              errors:str='record',
+              distributed=False,           # False: this process alone; True: the default process group; a ProcessGroup
+              metric:str|None=None,        # several metrics: the one that ranks and early stop reads (None: the first)
+              confidence=None,             # `PairedBootstrap` keywords, or n -> a `PairedBootstrap`; None: no intervals
+              errors:str='record',         # 'record': a unit that raises is recorded failed, the run goes on; 'raise'
               repair=None                  # after a failed unit: gives the model back (e.g. `ModelGuard.put_back`)
              ) -> Measurements:
     ("Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from "

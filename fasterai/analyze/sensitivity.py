@@ -106,33 +106,24 @@ def _check_confidence(confidence, resamples, seed) -> dict|None:
 class SensitivityAnalyzer:
     "Measure, one layer at a time, how much compressing it changes your metric; the model is given back exactly."
     def __init__(self,
-                 model:nn.Module,  # the model to analyse (left exactly as it was)
-                 # an example input: a tensor (a batch), a tuple or a dict (with data: default the first batch's inputs)
-                 sample=None,
-                 # eval_fn(model) -> float, or a dict name -> float: your metric(s) (or give data and metric)
-                 eval_fn=None,
+                 model:nn.Module,                # the model to analyse (left exactly as it was)
+                 sample=None,                    # an example input: a batch (tensor, tuple, dict); None: data's first
+                 eval_fn=None,                   # eval_fn(model) -> float, or a dict name -> float (or data and metric)
                  *,
                  data=None,                      # batches (x, y): a list, a DataLoader, fastai DataLoaders (its valid)
-                 metric=None,  # with data: metric(preds, targets) -> float, one value per sample, or a dict of them
+                 metric=None,                    # with data: metric(preds, targets) -> float, per sample, or a dict
                  suffix:bool=True,               # with data: re-run only the part of the network after each layer
-                 # with suffix: memory for cached activations (None: a quarter of a GPU's free memory, 512 MB on the
-                 # CPU)
-                 max_cache_mb:float|None=None,
+                 max_cache_mb:float|None=None,   # with suffix: cache MB (None: 1/4 of a GPU's free memory; CPU: 512)
                  criteria:Criteria=large_final,  # which weights/filters go first (sparsity, pruning)
-                 # True (accuracy), False (a loss), a dict name -> bool for several metrics; None: True / from the names
-                 higher_is_better=None,
-                 # what the metric is, for reports; several metrics: the one that ranks (None: 'accuracy' / the first)
-                 metric_name:str|None=None,
+                 higher_is_better=None,          # True (accuracy), False (a loss), a dict name -> bool; None: names
+                 metric_name:str|None=None,      # for reports; several metrics: the one that ranks (None: the first)
                  device=None,                    # run the analysis on this device (None: where the model is)
                  calibration_data=None,          # activation quantization: batches to calibrate output ranges
-                 # with a per-sample metric: level of the bootstrap interval of each delta (None: none)
-                 confidence:float|None=0.95,
+                 confidence:float|None=0.95,     # with a per-sample metric: level of each delta's interval (None: none)
                  resamples:int=1000,             # bootstrap resamples
                  bootstrap_seed:int=0,           # seed of the bootstrap resamples
-                 # record what each unit removes at each level (params, MACs, bytes) and the cost model a plan reads
-                 costs:bool=True,
-                 # sparsity, quantization: analyse the embedding tables too (naming one in layers= does it anyway)
-                 embeddings:bool=False):
+                 costs:bool=True,                # record what each unit removes per level: the cost model a plan reads
+                 embeddings:bool=False):         # sparsity, quantization: the embedding tables too (named ones always)
         check_flags(suffix=suffix, costs=costs, embeddings=embeddings)
         check_model(model)
         check_measure(eval_fn, data, metric)
@@ -172,22 +163,16 @@ class SensitivityAnalyzer:
                              subsequent_indent='  ', break_long_words=False, break_on_hyphens=False)
 
     def analyze(self,
-                # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-                compression='sparsity',
-                level=50,  # percent (sparsity, pruning) or bits (quantization): the kind's unit
+                compression='sparsity',  # a kind: 'sparsity', 'pruning', 'quantization', ..., or a configured one
+                level=50,                # percent (sparsity, pruning) or bits (quantization): the kind's unit
                 *,
-                layers=None,        # layer names (or modules) to analyse; None: every compressible layer
-                verbose:bool=True,  # progress bar; False prints nothing
-                checkpoint=None,    # JSON file: save each finished layer, resume from it when rerun
-                # False: this process alone; True: share the layers over the default torch.distributed group; or a
-                # ProcessGroup
-                distributed=False,
-                early_stop=None,    # refused: one level leaves nothing to cut short (use `sweep`)
-                # 'record': a layer whose compression or evaluation raises is reported failed, the others measured;
-                # 'raise': stop there
-                errors:str='record',
-                # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
-                **options
+                layers=None,             # layer names (or modules) to analyse; None: every compressible layer
+                verbose:bool=True,       # progress bar; False prints nothing
+                checkpoint=None,         # JSON file: save each finished layer, resume from it when rerun
+                distributed=False,       # False: this process alone; True: the default process group; or a ProcessGroup
+                early_stop=None,         # refused: one level leaves nothing to cut short (use `sweep`)
+                errors:str='record',     # 'record': a layer that raises is reported failed, the rest measured; 'raise'
+                **options                # the kind's options: granularity; quant_per_channel, quant_activations
                ) -> SensitivityResult:
         "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
         check_flag('verbose', verbose)
@@ -205,23 +190,16 @@ class SensitivityAnalyzer:
         return res
 
     def sweep(self,
-              # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-              compression='sparsity',
-              # percents or bits, in the kind's unit; None: [25, 50, 75] for sparsity, else the kind's `default_levels`
-              levels=None,
+              compression='sparsity',  # a kind: 'sparsity', 'pruning', 'quantization', ..., or a configured one
+              levels=None,             # percents or bits; None: [25, 50, 75] for sparsity, else its `default_levels`
               *,
-              layers=None,        # layer names (or modules) to analyse; None: every compressible layer
-              early_stop=None,    # (mode, value), mode in 'dropped', 'raised', 'minimize', 'maximize'
-              verbose:bool=True,  # progress bar; False prints nothing
-              checkpoint=None,    # JSON file: save each finished layer, resume from it when rerun
-              # False: this process alone; True: share the layers over the default torch.distributed group; or a
-              # ProcessGroup
-              distributed=False,
-              # 'record': a layer whose compression or evaluation raises is reported failed, the others measured;
-              # 'raise': stop there
-              errors:str='record',
-              # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
-              **options
+              layers=None,             # layer names (or modules) to analyse; None: every compressible layer
+              early_stop=None,         # (mode, value), mode in 'dropped', 'raised', 'minimize', 'maximize'
+              verbose:bool=True,       # progress bar; False prints nothing
+              checkpoint=None,         # JSON file: save each finished layer, resume from it when rerun
+              distributed=False,       # False: this process alone; True: the default process group; or a ProcessGroup
+              errors:str='record',     # 'record': a layer that raises is reported failed, the others measured; 'raise'
+              **options                # the kind's options: granularity; quant_per_channel, quant_activations
              ) -> SweepResult:
         "Measure every layer at every level against one baseline: a `SweepResult` (curves, heat map, `.at(level)`)."
         check_flag('verbose', verbose)
@@ -455,22 +433,17 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
-def analyze_sensitivity(model:nn.Module,  # the model to analyse (left exactly as it was)
-                        sample=None,      # an example input: a tensor (a batch), a tuple of inputs or a dict
-                        eval_fn=None,     # eval_fn(model) -> float, or a dict of them (or data= and metric=)
-                        # a kind: 'sparsity', 'pruning', 'quantization', ... or a configured one
-                        compression='sparsity',
-                        level=50,         # percent (sparsity, pruning) or bits (quantization): the kind's unit
+def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)
+                        sample=None,                    # an example input: a tensor (a batch), a tuple or a dict
+                        eval_fn=None,                   # eval_fn(model) -> float, or a dict (or data= and metric=)
+                        compression='sparsity',         # a kind: 'sparsity', 'pruning', ..., or a configured one
+                        level=50,                       # percent (sparsity, pruning) or bits (quantization)
                         *,
                         criteria:Criteria=large_final,  # which weights/filters go first
-                        # True (accuracy), False (a loss), a dict for several metrics; None: True / from the names
-                        higher_is_better=None,
-                        # what the metric is, for reports; several metrics: the one that ranks
-                        metric_name:str|None=None,
+                        higher_is_better=None,          # True (accuracy), False (a loss), a dict; None: from the names
+                        metric_name:str|None=None,      # what the metric is, for reports; several: the one that ranks
                         verbose:bool=True,              # progress bar; False prints nothing
-                        # the analyzer's keywords (data, metric, device, ...), analyze's (layers, checkpoint, ...), the
-                        # kind's options
-                        **kwargs
+                        **kwargs                        # the analyzer's keywords, analyze's, and the kind's options
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
     check_flag('verbose', verbose)
