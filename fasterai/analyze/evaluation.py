@@ -42,8 +42,7 @@ class Evaluator:
     n_samples = None          # samples of the last evaluation (set by evaluators that see the data)
 
     def __init__(self,
-                 # True, False, a dict name -> bool for several metrics, or None: True / from the names
-                 higher_is_better=None):
+                 higher_is_better=None):  # True, False, a dict name -> bool for several metrics; None: True / by name
         self.higher_is_better = check_direction(higher_is_better)
         self.n, self.seconds, self.sample_seconds = 0, 0., 0.
         self.names = self.directions = None           # the metric names and their directions, when the metric is a dict
@@ -131,9 +130,8 @@ class FunctionEvaluator(Evaluator):
      "inside.")
     def __init__(self,
                  eval_fn,          # eval_fn(model) -> float, or a dict name -> float: your metric(s)
-                 model:nn.Module,  # the model it is called with
-                 # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
-                 higher_is_better=None):
+                 model:nn.Module,        # the model it is called with
+                 higher_is_better=None): # True (accuracy), False (a loss), a dict for several metrics; None: by name
         if not callable(eval_fn):
             raise TypeError(f"eval_fn must be callable as eval_fn(model) -> float, got {eval_fn!r}")
         super().__init__(higher_is_better)
@@ -150,11 +148,10 @@ class DataEvaluator(Evaluator):
     "Evaluate `metric(preds, targets)` over all batches of `data`, running the whole model each time."
     source, sees_samples = 'metric', True
     def __init__(self,
-                 model:nn.Module,  # the model (evaluated in eval mode, no grad)
-                 data,             # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
-                 metric,           # metric(preds, targets) -> float, one value per sample, or a dict of them
-                 # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
-                 higher_is_better=None):
+                 model:nn.Module,        # the model (evaluated in eval mode, no grad)
+                 data,                   # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
+                 metric,                 # metric(preds, targets) -> float, one value per sample, or a dict of them
+                 higher_is_better=None): # True (accuracy), False (a loss), a dict for several metrics; None: by name
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch nn.Module, got {type(model).__name__}")
         if not callable(metric):
@@ -231,15 +228,12 @@ class SuffixEvaluator(Evaluator, SuffixGraph):
     "Evaluate `metric` over `data`, re-running only the part of the graph downstream of the touched modules."
     source, sees_samples = 'metric', True
     def __init__(self,
-                 model:nn.Module,  # the model (traced once with torch.fx, never copied)
-                 data,             # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
-                 metric,           # metric(preds, targets) -> float, one value per sample, or a dict of them
-                 # True for accuracy, False for a loss, a dict for several metrics (None: True / from the names)
-                 higher_is_better=None,
-                 # memory for cached activations, on the model's device (None: a quarter of a GPU's free memory, 512 MB
-                 # on the CPU)
-                 max_cache_mb:float|None=None,
-                 leaves=()):       # more module types to keep whole when tracing
+                 model:nn.Module,               # the model (traced once with torch.fx, never copied)
+                 data,                          # batches (x, y): list, DataLoader, fastai DataLoaders (its valid)
+                 metric,                        # metric(preds, targets) -> float, one per sample, or a dict of them
+                 higher_is_better=None,         # True (accuracy), False (a loss), a dict for several; None: by name
+                 max_cache_mb:float|None=None,  # cache MB, on the model's device (None: 1/4 of a GPU's free; CPU: 512)
+                 leaves=()):                    # more module types to keep whole when tracing
         if max_cache_mb is not None and (isinstance(max_cache_mb, bool) or not isinstance(max_cache_mb, numbers.Real)
                                          or not max_cache_mb >= 0):
             raise ValueError(f"max_cache_mb={max_cache_mb!r} must be None or a number of megabytes >= 0")

@@ -138,11 +138,10 @@ class Compression:
     sweep_levels:tuple|None = None    # the levels of `sweep()` given none (None: `default_levels`)
     default_target:float|None = None  # command line: overall percent of targets.json (None: it writes none)
     targets_hint:str|None = None      # command line: how to apply targets.json, '{path}' standing for its path
-    structured:bool = False  # units are coupled groups (`Unit.group`): members share one measurement and one target
-    reduces:tuple = ()  # what it makes the model keep less of: 'params', 'macs', 'bytes' (the planner's budgets)
+    structured:bool = False           # units are coupled groups (`Unit.group`): one measurement, one target
+    reduces:tuple = ()                # what it makes the model keep less of: 'params', 'macs', 'bytes' (budgets)
     uses_criteria:bool = True         # ranks weights/filters with the analysis' criteria (recorded in `settings`)
-    # its units include weights that are not a layer's `.weight` (`fasterai.core.select`, units=True)
-    weight_units:bool = True
+    weight_units:bool = True          # its units include weights that are not a layer's `.weight` (units=True)
 
     def __init__(self,
                  setup:AnalysisSetup|None=None,   # the analysis to work on (None: a config for `analyze`/`sweep`)

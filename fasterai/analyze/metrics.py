@@ -70,11 +70,10 @@ def _one_metric(v, n, baseline, source, key=None):
                         f"expected")
     return as_metric(v, baseline, _source(source, key)), None
 
-def as_metrics(value,                 # what the metric returned: one number, a dict of them, or per-sample tensors
-               # samples evaluated: a 1-D tensor of this length is one value per sample (None: numbers only)
-               n_samples:int|None=None,
-               baseline:bool=False,   # the untouched model's value: must be finite
-               source:str='eval_fn',  # who returned it, for the error message
+def as_metrics(value,                    # what the metric returned: one number, a dict of them, or per-sample tensors
+               n_samples:int|None=None,  # samples: a 1-D tensor this long is one value per sample (None: none)
+               baseline:bool=False,      # the untouched model's value: must be finite
+               source:str='eval_fn',     # who returned it, for the error message
               ) -> tuple:
     ("`(value, samples)`: a number or a dict name -> number, and the per-sample values behind them (None, an array, or "
      "a dict of arrays).")

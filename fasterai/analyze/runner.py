@@ -101,12 +101,11 @@ def measure_unit(comp,                         # a `Compression`, prepared
                  stop=None,                    # checked `early_stop`, or None
                  reset=None,                   # called after each measurement (e.g. restore the buffers)
                  progress:Progress|None=None,  # the bar to advance after each level (None: none)
-                 after=None,  # called after each level (the sharded loop learns there whether a rank failed)
+                 after=None,                   # called after each level (the sharded loop: did a rank fail?)
                  metric:str|None=None,         # with several metrics: the one early stop reads
-                 intervals=None,  # a `DeltaIntervals` for the evaluator's per-sample values (None: no intervals)
-                 # 'record': a level that raises ends the unit, recorded as failed; 'raise': the error goes on
-                 errors:str='record',
-                 repair=None,  # after a failure: called to give the model back (e.g. the guard's `put_back`)
+                 intervals=None,               # a `DeltaIntervals` for the per-sample values (None: no intervals)
+                 errors:str='record',          # 'record': a level that raises ends the unit, recorded; 'raise'
+                 repair=None,                  # after a failure: gives the model back (e.g. the guard's `put_back`)
                 ) -> UnitResult:
     ("Compress `unit` at each level, evaluate, undo; stop early if told to; queue its deltas' intervals (they arrive "
      "at `intervals.flush()`).")
@@ -260,8 +259,7 @@ class Measurements:
     results:list               # one `UnitResult` per unit
     resumed:int=0              # units taken from the checkpoint (not evaluated in this run)
     world:int=1                # processes that shared the work
-    # how the intervals were made (`PairedBootstrap.info()`), or {'reason': why there are none}
-    confidence:dict|None=None
+    confidence:dict|None=None  # how the intervals were made (`PairedBootstrap.info()`), or {'reason': why none}
     interval_seconds:float=0.  # time spent computing intervals (this rank)
 
 def _close(a, b) -> bool:

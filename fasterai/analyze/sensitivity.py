@@ -46,10 +46,8 @@ __all__ = ['COST_STEP', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 
 
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
 def select_layers(model:nn.Module,        # the model to analyse
-                  # None (every candidate), a name, a module, a type, a filter_fn(module, name), or a list of these
-                  layers=None,
-                  # also the weights that are not a layer's `.weight` (attention, RNNs, Conv1D); False: layers only
-                  units:bool=True,
+                  layers=None,            # None (every candidate), names, modules, types, a filter_fn(module, name)
+                  units:bool=True,        # also weights that are not a layer's `.weight` (attention, RNNs); False: not
                   embeddings:bool=False,  # with `units`: every embedding table too (naming one selects it anyway)
                  ) -> dict:
     ("The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, "
@@ -69,9 +67,7 @@ def select_layers(model:nn.Module,        # the model to analyse
 def check_sample(model:nn.Module,  # the model
                  layers:dict,      # name -> layer: whose MACs to count
                  sample,           # the analysis' example input
-                 # run(inputs): the kind's own preparation on the sample (e.g. the Pruner's trace); its errors pass
-                 # unrenamed
-                 run=None,
+                 run=None,         # run(inputs): the kind's preparation (the Pruner's trace); raises as is
                 ) -> tuple[dict, object]:
     ("Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each "
      "layer's MACs, and the input that ran.")
