@@ -36,8 +36,7 @@ early_stop_modes = {
     'minimize': lambda baseline, metric, value: metric < value,
     'maximize': lambda baseline, metric, value: metric > value}
 
-# None, or `(mode, value)`: a mode of `early_stop_modes` ('dropped', 'raised', 'minimize', 'maximize') and its threshold
-def check_early_stop(early_stop,
+def check_early_stop(early_stop,  # None, or `(mode, value)`: 'dropped', 'raised', 'minimize' or 'maximize', a threshold
                     ):
     "Validate `early_stop`: None or `(mode, value)` with a mode of `early_stop_modes`."
     if early_stop is None: return None
@@ -104,7 +103,7 @@ def measure_unit(comp,                         # a `Compression`, prepared
                  after=None,                   # called after each level (the sharded loop: did a rank fail?)
                  metric:str|None=None,         # with several metrics: the one early stop reads
                  intervals=None,               # a `DeltaIntervals` for the per-sample values (None: no intervals)
-                 errors:str='record',          # 'record': a level that raises ends the unit, recorded; 'raise'
+                 errors:str='record',          # 'record': a failing level ends the unit, recorded; 'raise': raise it
                  repair=None,                  # after a failure: gives the model back (e.g. the guard's `put_back`)
                 ) -> UnitResult:
     ("Compress `unit` at each level, evaluate, undo; stop early if told to; queue its deltas' intervals (they arrive "
@@ -387,8 +386,8 @@ def run_units(comp,                        # a `Compression` (prepared and close
               fingerprint:dict|None=None,  # `analysis_fingerprint`: required with `checkpoint`; compared across ranks
               distributed=False,           # False: this process alone; True: the default process group; a ProcessGroup
               metric:str|None=None,        # several metrics: the one that ranks and early stop reads (None: the first)
-              confidence=None,             # `PairedBootstrap` keywords, or n -> a `PairedBootstrap`; None: no intervals
-              errors:str='record',         # 'record': a unit that raises is recorded failed, the run goes on; 'raise'
+              confidence=None,             # `PairedBootstrap` keywords or n -> `PairedBootstrap` (to reuse); None: none
+              errors:str='record',         # 'record': a failing unit is recorded, the run goes on; 'raise': stop there
               repair=None                  # after a failed unit: gives the model back (e.g. `ModelGuard.put_back`)
              ) -> Measurements:
     ("Measure every unit at every level — sharded over `torch.distributed` ranks when asked, resumable from "

@@ -47,7 +47,7 @@ __all__ = ['COST_STEP', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
 def select_layers(model:nn.Module,        # the model to analyse
                   layers=None,            # None (every candidate), names, modules, types, a filter_fn(module, name)
-                  units:bool=True,        # also weights that are not a layer's `.weight` (attention, RNNs); False: not
+                  units:bool=True,        # also weights that are no layer's `.weight` (attention, RNNs); False: layers
                   embeddings:bool=False,  # with `units`: every embedding table too (naming one selects it anyway)
                  ) -> dict:
     ("The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, "
@@ -111,8 +111,8 @@ class SensitivityAnalyzer:
                  suffix:bool=True,               # with data: re-run only the part of the network after each layer
                  max_cache_mb:float|None=None,   # with suffix: cache MB (None: 1/4 of a GPU's free memory; CPU: 512)
                  criteria:Criteria=large_final,  # which weights/filters go first (sparsity, pruning)
-                 higher_is_better=None,          # True (accuracy), False (a loss), a dict name -> bool; None: names
-                 metric_name:str|None=None,      # for reports; several metrics: the one that ranks (None: the first)
+                 higher_is_better=None,          # True (accuracy), False (a loss), a dict name -> bool; None: by name
+                 metric_name:str|None=None,      # for reports; several: the ranking one (None: 'accuracy' / the first)
                  device=None,                    # run the analysis on this device (None: where the model is)
                  calibration_data=None,          # activation quantization: batches to calibrate output ranges
                  confidence:float|None=0.95,     # with a per-sample metric: level of each delta's interval (None: none)
@@ -167,7 +167,7 @@ class SensitivityAnalyzer:
                 checkpoint=None,         # JSON file: save each finished layer, resume from it when rerun
                 distributed=False,       # False: this process alone; True: the default process group; or a ProcessGroup
                 early_stop=None,         # refused: one level leaves nothing to cut short (use `sweep`)
-                errors:str='record',     # 'record': a layer that raises is reported failed, the rest measured; 'raise'
+                errors:str='record',     # 'record': a failing layer is reported, the others measured; 'raise': stop
                 **options                # the kind's options: granularity; quant_per_channel, quant_activations
                ) -> SensitivityResult:
         "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
@@ -194,7 +194,7 @@ class SensitivityAnalyzer:
               verbose:bool=True,       # progress bar; False prints nothing
               checkpoint=None,         # JSON file: save each finished layer, resume from it when rerun
               distributed=False,       # False: this process alone; True: the default process group; or a ProcessGroup
-              errors:str='record',     # 'record': a layer that raises is reported failed, the others measured; 'raise'
+              errors:str='record',     # 'record': a failing layer is reported, the others measured; 'raise': stop there
               **options                # the kind's options: granularity; quant_per_channel, quant_activations
              ) -> SweepResult:
         "Measure every layer at every level against one baseline: a `SweepResult` (curves, heat map, `.at(level)`)."
@@ -439,7 +439,7 @@ def analyze_sensitivity(model:nn.Module,                # the model to analyse (
                         higher_is_better=None,          # True (accuracy), False (a loss), a dict; None: from the names
                         metric_name:str|None=None,      # what the metric is, for reports; several: the one that ranks
                         verbose:bool=True,              # progress bar; False prints nothing
-                        **kwargs                        # the analyzer's keywords, analyze's, and the kind's options
+                        **kwargs  # the analyzer's and analyze's keywords (data, metric, layers...), the kind's options
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
     check_flag('verbose', verbose)
