@@ -5,6 +5,7 @@
 # %% ../../nbs/analyze/sensitivity.ipynb #eca6f3f1
 from __future__ import annotations
 import inspect, math, numbers, textwrap, time, warnings
+from dataclasses import dataclass
 from functools import partial
 import numpy as np
 import torch
@@ -16,13 +17,13 @@ from ..core.units import check_flag, check_flags, fraction_warnings
 from ..core.select import candidate_units, select_modules, weight_inventory
 from ..core.counter import count_flops_params, LayerMacs
 from .compressions import (AnalysisSetup, as_compression, option_names, run_model, input_shape,
-                                           to_device, first_item, Compression, Option, PERCENT, BITS, register_compression,
-                                           get_compression, compressions, describe_kinds, SparsityCompression,
-                                           QuantizationCompression, PruningCompression)
+                                           to_device, first_item, Compression, Option, PERCENT, BITS,
+                                           register_compression, get_compression, compressions, describe_kinds,
+                                           SparsityCompression, QuantizationCompression, PruningCompression)
 from .results import (LayerSensitivity, SensitivityResult, LayerCurve, SweepResult, Timing)
-from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric, check_measure,
-                                         eval_batches, split_batch, check_direction, accuracy_per_sample, top_k_per_sample,
-                                         cross_entropy_per_sample, metric_dict)
+from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEvaluator, as_metric,
+                                         check_measure, eval_batches, split_batch, check_direction, accuracy_per_sample,
+                                         top_k_per_sample, cross_entropy_per_sample, metric_dict)
 from .confidence import PairedBootstrap
 from .costs import CostModel, KEYS, build_cost_model
 from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint, dist_ranks
@@ -45,44 +46,52 @@ __all__ = ['COST_STEP', 'select_layers', 'check_sample', 'SensitivityAnalyzer', 
 
 # %% ../../nbs/analyze/sensitivity.ipynb #33ddd25f
 def select_layers(model:nn.Module,        # the model to analyse
-                  layers=None,            # None (every candidate), a name, a module, a type, a filter_fn(module, name), or a list of these
-                  units:bool=True,        # also the weights that are not a layer's `.weight` (attention, RNNs, Conv1D); False: layers only
+                  layers=None,            # None (every candidate), names, modules, types, a filter_fn(module, name)
+                  units:bool=True,        # also weights that are no layer's `.weight` (attention, RNNs); False: layers
                   embeddings:bool=False,  # with `units`: every embedding table too (naming one selects it anyway)
                  ) -> dict:
-    "The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, types, filter_fn)."
+    ("The units to analyse, in model order: `layers` read by `fasterai.core.select.select_modules` (names, modules, "
+     "types, filter_fn).")
     check_flags(units=units, embeddings=embeddings)
     if not units and isinstance(layers, (list, tuple)) and layers and all(isinstance(x, str) for x in layers):
-        mods = dict(model.named_modules())                # a list of names shared by kinds (the CLI): a layer kind reads the layers
+        mods = dict(model.named_modules())  # a list of names shared by kinds (the CLI): a layer kind reads the layers
         params = [n for n in layers if n not in mods and n in candidate_units(model, True)]
         if params and len(params) == len(layers):
-            raise ValueError(f"layers={layers!r} names weight parameters, not layers: this kind works on layers and the channels "
-                             f"and heads that couple them; layers: {list(select_modules(model))[:8]}")
+            raise ValueError(f"layers={layers!r} names weight parameters, not layers: this kind works on layers and "
+                             f"the channels and heads that couple them; layers: {list(select_modules(model))[:8]}")
         layers = [n for n in layers if n not in params]  # left out: the coverage line lists them with the reason
     return select_modules(model, layers, units=units, embeddings=embeddings)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #c3edea8f
 @torch.no_grad()
 def check_sample(model:nn.Module,  # the model
-                 layers:dict,       # name -> layer: whose MACs to count
-                 sample,            # the analysis' example input
-                 run=None,          # run(inputs): the kind's own preparation on the sample (e.g. the Pruner's trace); its errors pass unrenamed
+                 layers:dict,      # name -> layer: whose MACs to count
+                 sample,           # the analysis' example input
+                 run=None,         # run(inputs): the kind's preparation (the Pruner's trace); raises as is
                 ) -> tuple[dict, object]:
-    "Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each layer's MACs, and the input that ran."
+    ("Check that the model runs on the first item of `sample` (the whole sample if one item does not fit): each "
+     "layer's MACs, and the input that ran.")
     first, err = first_item(sample), None
     for inputs in ([first] if first is sample else [first, sample]):   # the whole sample: e.g. a fixed batch size
         try: _, _, df = count_flops_params(model, inputs)               # raises only if the model cannot run
-        except ValueError as e: err = e.__cause__ or e; continue
+        except ValueError as e:
+            err = e.__cause__ or e
+            continue
         by_layer = dict(zip(df.layer, df.macs))
-        macs = LayerMacs({n: int(by_layer.get(n, 0)) for n in layers}, df.attrs['uncounted'], df)   # the count kept: the costs reuse it
+        # the count kept: the costs reuse it
+        macs = LayerMacs({n: int(by_layer.get(n, 0)) for n in layers}, df.attrs['uncounted'], df)
         if run is not None: run(inputs)
         return macs, inputs
-    raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: {err}") from err
+    raise ValueError(f"the sample of shape {input_shape(sample)} does not fit the model: {type(err).__name__}: "
+                     f"{err}") from err
 
 # %% ../../nbs/analyze/sensitivity.ipynb #d46d29ef
 def _keyword_names(fn, skip=()) -> tuple:
-    "The parameters `fn` takes by name, in its order (not `self`, `*args`, `**kwargs`, nor `skip`): read from the signature."
+    ("The parameters `fn` takes by name, in its order (not `self`, `*args`, `**kwargs`, nor `skip`): read from the "
+     "signature.")
     ps = inspect.signature(fn).parameters.values()
-    return tuple(p.name for p in ps if p.name not in ('self', *skip) and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    return tuple(p.name for p in ps
+                 if p.name not in ('self', *skip) and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
 def _check_confidence(confidence, resamples, seed) -> dict|None:
     "The bootstrap's settings, checked (None: no intervals)."
@@ -93,24 +102,24 @@ def _check_confidence(confidence, resamples, seed) -> dict|None:
 class SensitivityAnalyzer:
     "Measure, one layer at a time, how much compressing it changes your metric; the model is given back exactly."
     def __init__(self,
-                 model:nn.Module,                  # the model to analyse (left exactly as it was)
-                 sample=None,                      # an example input: a tensor (a batch), a tuple or a dict (with data: default the first batch's inputs)
-                 eval_fn=None,                     # eval_fn(model) -> float, or a dict name -> float: your metric(s) (or give data and metric)
+                 model:nn.Module,                # the model to analyse (left exactly as it was)
+                 sample=None,                    # an example input: a batch (tensor, tuple, dict); None: data's first
+                 eval_fn=None,                   # eval_fn(model) -> float, or a dict name -> float (or data and metric)
                  *,
-                 data=None,                        # batches (x, y): a list, a DataLoader, fastai DataLoaders (its valid)
-                 metric=None,                      # with data: metric(preds, targets) -> float, one value per sample, or a dict of them
-                 suffix:bool=True,                 # with data: re-run only the part of the network after each layer
-                 max_cache_mb:float|None=None,     # with suffix: memory for cached activations (None: a quarter of a GPU's free memory, 512 MB on the CPU)
-                 criteria:Criteria=large_final,    # which weights/filters go first (sparsity, pruning)
-                 higher_is_better=None,            # True (accuracy), False (a loss), a dict name -> bool for several metrics; None: True / from the names
-                 metric_name:str|None=None,        # what the metric is, for reports; several metrics: the one that ranks (None: 'accuracy' / the first)
-                 device=None,                      # run the analysis on this device (None: where the model is)
-                 calibration_data=None,            # activation quantization: batches to calibrate output ranges
-                 confidence:float|None=0.95,       # with a per-sample metric: level of the bootstrap interval of each delta (None: none)
-                 resamples:int=1000,               # bootstrap resamples
-                 bootstrap_seed:int=0,             # seed of the bootstrap resamples
-                 costs:bool=True,                  # record what each unit removes at each level (params, MACs, bytes) and the cost model a plan reads
-                 embeddings:bool=False):           # sparsity, quantization: analyse the embedding tables too (naming one in layers= does it anyway)
+                 data=None,                      # batches (x, y): a list, a DataLoader, fastai DataLoaders (its valid)
+                 metric=None,                    # with data: metric(preds, targets) -> float, per sample, or a dict
+                 suffix:bool=True,               # with data: re-run only the part of the network after each layer
+                 max_cache_mb:float|None=None,   # with suffix: cache MB (None: 1/4 of a GPU's free memory; CPU: 512)
+                 criteria:Criteria=large_final,  # which weights/filters go first (sparsity, pruning)
+                 higher_is_better=None,          # True (accuracy), False (a loss), a dict name -> bool; None: by name
+                 metric_name:str|None=None,      # for reports; several: the ranking one (None: 'accuracy' / the first)
+                 device=None,                    # run the analysis on this device (None: where the model is)
+                 calibration_data=None,          # activation quantization: batches to calibrate output ranges
+                 confidence:float|None=0.95,     # with a per-sample metric: level of each delta's interval (None: none)
+                 resamples:int=1000,             # bootstrap resamples
+                 bootstrap_seed:int=0,           # seed of the bootstrap resamples
+                 costs:bool=True,                # record what each unit removes per level: the cost model a plan reads
+                 embeddings:bool=False):         # sparsity, quantization: the embedding tables too (named ones always)
         check_flags(suffix=suffix, costs=costs, embeddings=embeddings)
         check_model(model)
         check_measure(eval_fn, data, metric)
@@ -143,29 +152,31 @@ class SensitivityAnalyzer:
         return self._boot
 
     def __repr__(self):
-        return textwrap.fill(f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "   # wrapped: fits the docs' column
-                f"metric={self.metric_name or 'accuracy'!r}, higher_is_better={self.higher_is_better}, criteria={self.criteria.name}, "
-                f"{type(self.evaluator).__name__})", 83, subsequent_indent='  ', break_long_words=False, break_on_hyphens=False)
+        # wrapped: fits the docs' column
+        return textwrap.fill(f"SensitivityAnalyzer({type(self.model).__name__}, sample {input_shape(self.sample)}, "
+                             f"metric={self.metric_name or 'accuracy'!r}, higher_is_better={self.higher_is_better}, "
+                             f"criteria={self.criteria.name}, {type(self.evaluator).__name__})", 83,
+                             subsequent_indent='  ', break_long_words=False, break_on_hyphens=False)
 
     def analyze(self,
-                compression='sparsity',          # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-                level=50,                        # percent (sparsity, pruning) or bits (quantization): the kind's unit
+                compression='sparsity',  # a kind: 'sparsity', 'pruning', 'quantization', ..., or a configured one
+                level=50,                # percent (sparsity, pruning) or bits (quantization): the kind's unit
                 *,
-                layers=None,                     # layer names (or modules) to analyse; None: every compressible layer
-                verbose:bool=True,               # progress bar; False prints nothing
-                checkpoint=None,                 # JSON file: save each finished layer, resume from it when rerun
-                distributed=False,               # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
-                early_stop=None,                 # refused: one level leaves nothing to cut short (use `sweep`)
-                errors:str='record',             # 'record': a layer whose compression or evaluation raises is reported failed, the others measured; 'raise': stop there
-                **options                        # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
+                layers=None,             # layer names (or modules) to analyse; None: every compressible layer
+                verbose:bool=True,       # progress bar; False prints nothing
+                checkpoint=None,         # JSON file: save each finished layer, resume from it when rerun
+                distributed=False,       # False: this process alone; True: the default process group; or a ProcessGroup
+                early_stop=None,         # refused: one level leaves nothing to cut short (use `sweep`)
+                errors:str='record',     # 'record': a failing layer is reported, the others measured; 'raise': stop
+                **options                # the kind's options: granularity; quant_per_channel, quant_activations
                ) -> SensitivityResult:
         "Compress each layer alone at `level`, measure the metric, restore it: a `SensitivityResult`."
         check_flag('verbose', verbose)
         dist_ranks(distributed)                     # checked before any work (a string, an uninitialised group)
         if early_stop is not None:
-            raise ValueError(f"early_stop={early_stop!r} cuts a layer's sweep short at the first level that crosses the "
-                             f"threshold, sparing the stronger levels; analyze measures each layer at one level, so there is "
-                             f"nothing to spare: use sweep(compression, levels, early_stop={early_stop!r})")
+            raise ValueError(f"early_stop={early_stop!r} cuts a layer's sweep short at the first level that crosses "
+                             f"the threshold, sparing the stronger levels; analyze measures each layer at one level, "
+                             f"so there is nothing to spare: use sweep(compression, levels, early_stop={early_stop!r})")
         with fraction_warnings():                   # a fraction-looking level warns once, not again at each unit
             sw = _run(self, compression, [level], layers, None, options, check_flag('verbose', verbose), single=True,
                       checkpoint=checkpoint, keywords=_keyword_names(self.analyze, ('compression', 'level')),
@@ -175,28 +186,29 @@ class SensitivityAnalyzer:
         return res
 
     def sweep(self,
-              compression='sparsity',            # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-              levels=None,                       # percents or bits, in the kind's unit; None: [25, 50, 75] for sparsity, else the kind's `default_levels`
+              compression='sparsity',  # a kind: 'sparsity', 'pruning', 'quantization', ..., or a configured one
+              levels=None,             # percents or bits; None: [25, 50, 75] for sparsity, else its `default_levels`
               *,
-              layers=None,                       # layer names (or modules) to analyse; None: every compressible layer
-              early_stop=None,                   # (mode, value), mode in 'dropped', 'raised', 'minimize', 'maximize'
-              verbose:bool=True,                 # progress bar; False prints nothing
-              checkpoint=None,                   # JSON file: save each finished layer, resume from it when rerun
-              distributed=False,                 # False: this process alone; True: share the layers over the default torch.distributed group; or a ProcessGroup
-              errors:str='record',               # 'record': a layer whose compression or evaluation raises is reported failed, the others measured; 'raise': stop there
-              **options                          # the kind's options: granularity (sparsity); quant_per_channel, quant_activations (quantization)
+              layers=None,             # layer names (or modules) to analyse; None: every compressible layer
+              early_stop=None,         # (mode, value), mode in 'dropped', 'raised', 'minimize', 'maximize'
+              verbose:bool=True,       # progress bar; False prints nothing
+              checkpoint=None,         # JSON file: save each finished layer, resume from it when rerun
+              distributed=False,       # False: this process alone; True: the default process group; or a ProcessGroup
+              errors:str='record',     # 'record': a failing layer is reported, the others measured; 'raise': stop there
+              **options                # the kind's options: granularity; quant_per_channel, quant_activations
              ) -> SweepResult:
         "Measure every layer at every level against one baseline: a `SweepResult` (curves, heat map, `.at(level)`)."
         check_flag('verbose', verbose)
         dist_ranks(distributed)                     # checked before any work (a string, an uninitialised group)
         with fraction_warnings():                   # a fraction-looking level warns once, not again at each unit
-            return _run(self, compression, levels, layers, early_stop, options, check_flag('verbose', verbose), single=False,
-                        checkpoint=checkpoint, keywords=_keyword_names(self.sweep, ('compression',)),
+            return _run(self, compression, levels, layers, early_stop, options, check_flag('verbose', verbose),
+                        single=False, checkpoint=checkpoint, keywords=_keyword_names(self.sweep, ('compression',)),
                         distributed=distributed, errors=errors)
 
 # %% ../../nbs/analyze/sensitivity.ipynb #436bdbfb
 def _sweep_levels(cls) -> list:
-    "The levels of a sweep given none: the kind's `sweep_levels` (sparsity: fasterai 0.3's [25, 50, 75]), else its `default_levels`."
+    ("The levels of a sweep given none: the kind's `sweep_levels` (sparsity: fasterai 0.3's [25, 50, 75]), else its "
+     "`default_levels`.")
     lv = cls.sweep_levels or cls.default_levels
     if not lv: raise ValueError(f"compression={cls.name!r} has no default levels: pass levels=[...]")
     return list(lv)
@@ -211,40 +223,48 @@ def _check_levels(cls, levels, single:bool) -> list:
     return cls.order_levels(lv)
 
 def _check_reference(cls, criteria:Criteria):
-    "A criteria scoring weights against reference weights cannot rank anything in an analysis: refused, saying why and what to use."
+    ("A criteria scoring weights against reference weights cannot rank anything in an analysis: refused, saying why "
+     "and what to use.")
     if not cls.uses_criteria or not (criteria.needs_init or criteria.needs_update): return
     ref = ("the weights at the previous mask update (needs_update)" if criteria.needs_update
            else "reference weights such as the weights before training or fine-tuning (needs_init)")
     raise ValueError(
-        f"criteria={criteria.name!r} scores each weight against {ref}. An analysis has only the model's current weights: "
-        f"used as their own reference, {criteria.name} gives every weight the same score (movement, magnitude_increase) or "
-        f"the ranking of another criteria (large_init is large_final), so its deltas would be arbitrary. Analyse with a "
-        f"criteria that needs no reference (large_final, small_final, squared_final, random; taylor after a backward pass); "
-        f"the Sparsifier, the Pruner and their callbacks use {criteria.name} with the reference they keep (the weights when "
-        f"they are created, or at each update)")
+        f"criteria={criteria.name!r} scores each weight against {ref}. An analysis has only the model's current "
+        f"weights: used as their own reference, {criteria.name} gives every weight the same score (movement, "
+        f"magnitude_increase) or the ranking of another criteria (large_init is large_final), so its deltas would be "
+        f"arbitrary. Analyse with a criteria that needs no reference (large_final, small_final, squared_final, random; "
+        f"taylor after a backward pass); the Sparsifier, the Pruner and their callbacks use {criteria.name} with the "
+        f"reference they keep (the weights when they are created, or at each update)")
 
+# %% ../../nbs/analyze/sensitivity.ipynb #840d4b69
 def _fingerprint(self, cls, comp, sel, lv, stop, sample) -> dict:
     "What a checkpoint (or another rank) must match: the model, the data read, the settings."
-    data = {'sample': sample, 'calibration_data': self.calibration_data}   # the evaluation batches: digested by the evaluator's baseline pass, added by run_units
+    # the evaluation batches: digested by the evaluator's baseline pass, added by run_units
+    data = {'sample': sample, 'calibration_data': self.calibration_data}
     settings = dict(compression=cls.name, levels=lv, layers=list(sel), early_stop=stop,
                     higher_is_better=self.higher_is_better, metric_name=self.metric_name, confidence=self.confidence,
                     **comp.settings())
     return analysis_fingerprint(self.model, {k: v for k, v in data.items() if v is not None}, settings)
 
 def _series(r, name, n_levels:int, ci:bool) -> dict:
-    "One metric of a unit's measurements (`name` None: the only one): its value per level and, with `ci`, its intervals."
-    def pick(v): return v[name] if isinstance(v, dict) else v            # a level not measured is NaN, whatever the metric
+    ("One metric of a unit's measurements (`name` None: the only one): its value per level and, with `ci`, its "
+     "intervals.")
+    def pick(v): return v[name] if isinstance(v, dict) else v  # a level not measured is NaN, whatever the metric
     out = {'metrics': [pick(v) for v in r.metrics]}
     if ci:
-        iv = [None if r.ci is None or r.ci[i] is None else (r.ci[i] if name is None else r.ci[i].get(name)) for i in range(n_levels)]
+        iv = [None if r.ci is None or r.ci[i] is None else (r.ci[i] if name is None else r.ci[i].get(name))
+              for i in range(n_levels)]
         out['ci_low'] = [math.nan if x is None else x[0] for x in iv]
         out['ci_high'] = [math.nan if x is None else x[1] for x in iv]
     return out
 
-COST_STEP = 5    # a pruning group's costs are recorded at its measured levels and every 5% below the strongest: `plan_compression`'s default step
+# a pruning group's costs are recorded at its measured levels and every 5% below the strongest: `plan_compression`'s
+# default step
+COST_STEP = 5
 
 def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> CostModel|None:
-    "The cost model of what was measured: each measured layer (with its sparsity axes), each measured group at its levels and every `COST_STEP`%."
+    ("The cost model of what was measured: each measured layer (with its sparsity axes), each measured group at its "
+     "levels and every `COST_STEP`%.")
     layers, groups = {}, {}
     for u, lvs in zip(units, done):
         if not lvs: continue
@@ -252,15 +272,18 @@ def _record_costs(comp, model, inputs, units:list, done:list, errors:str) -> Cos
             grid = np.round(COST_STEP * np.arange(1, int(max(lvs) / COST_STEP + 1e-9) + 1), 9).tolist()
             groups[u.group] = (list(u.names), sorted(set(map(float, lvs)) | set(grid)))
         else: layers.update({n: comp.cost_axes(comp.setup.layers[n]) for n in u.names})
-    try: return build_cost_model(model, inputs, layers, groups, guard=False, counted=comp.setup.counted, **comp.cost_sources())
-    except Exception as e:                      # the measurements stand; the costs are missing, and the user is told why
+    try:
+        return build_cost_model(model, inputs, layers, groups, guard=False, counted=comp.setup.counted,
+                                **comp.cost_sources())
+    except Exception as e:  # the measurements stand; the costs are missing, and the user is told why
         if errors == 'raise': raise
-        warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements are complete, "
-                      f"but plan_compression will need model= and sample=", RuntimeWarning, stacklevel=4)
+        warnings.warn(f"the costs of this analysis could not be recorded ({type(e).__name__}: {e}); its measurements "
+                      f"are complete, but plan_compression will need model= and sample=", RuntimeWarning, stacklevel=4)
         return None
 
 def _removed(comp, cm, unit, levels:list, done:list) -> dict|None:
-    "What compressing `unit` removes at each level: {'params': [...], 'macs': [...], 'bytes': [...]}, NaN where not measured."
+    ("What compressing `unit` removes at each level: {'params': [...], 'macs': [...], 'bytes': [...]}, NaN where not "
+     "measured.")
     if cm is None or not done: return None
     out = {k: [math.nan] * len(levels) for k in KEYS}
     for i, l in enumerate(levels):
@@ -268,11 +291,23 @@ def _removed(comp, cm, unit, levels:list, done:list) -> dict|None:
             for k, v in cm.removed(comp.selection(unit, l)).items(): out[k][i] = v
     return out
 
-def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bool, single:bool,
-         checkpoint=None, keywords=(), distributed=False, errors:str='record') -> SweepResult:
-    "The analysis behind `analyze` and `sweep`."
-    t0 = time.perf_counter()
-    if errors not in ('record', 'raise'): raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
+# %% ../../nbs/analyze/sensitivity.ipynb #1c5cc691
+@dataclass
+class _Request:
+    "What an analysis will do, checked before any work (`_validate`)."
+    cls:type                 # the compression kind
+    comp:Compression         # the kind, configured and bound to `setup`
+    setup:AnalysisSetup      # the model, the units, the criteria; the sample once it is on the device
+    sel:dict                 # the units to analyse: name -> layer, in model order
+    levels:list              # the levels, checked and ordered mildest first
+    stop:tuple|None          # early stop, checked
+    record:bool              # record the costs of what is measured
+
+def _validate(self, compression, levels, layers, early_stop, options:dict, single:bool, keywords,
+              errors:str) -> _Request:
+    "Check the request before any work: `errors`, the kind and its options, the levels, early stop, the layers."
+    if errors not in ('record', 'raise'):
+        raise ValueError(f"errors={errors!r} is not allowed; allowed: ['record', 'raise']")
     cfg = as_compression(compression, options, keywords)
     cls = type(cfg)
     lv = _check_levels(cls, _sweep_levels(cls) if levels is None else levels, single)
@@ -284,79 +319,127 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     comp.validate()
     record = self.costs and bool(cls.reduces)                 # a kind that reduces nothing has no costs to record
     if record and cls.selection is Compression.selection:
-        raise NotImplementedError(f"compression={cls.name!r} reduces {list(cls.reduces)} but does not say by how much: define its "
-                                  f"selection(unit, level) (see fasterai.analyze.compressions), or analyse with costs=False")
-    with ModelGuard(self.model, self.device, inside='your eval_fn' if self.eval_fn is not None else 'your metric') as guard:
-        dev = torch.device(self.device) if self.device is not None else single_device(self.model)
-        setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
-        macs, inputs = check_sample(self.model, sel, setup.sample)
-        setup.counted = macs.counted                                    # before the kind's preparation: it may read the count
-        comp.run_sample(inputs)
-        ev = self.evaluator
-        n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
-        fp = (_fingerprint(self, cls, comp, sel, lv, stop, setup.sample)
-              if checkpoint is not None or distributed is not False else None)
-        try: m = run_units(comp, lv, ev, early_stop=stop, reset=guard.restore_buffers, verbose=verbose,
-                           checkpoint=checkpoint, fingerprint=fp, distributed=distributed, metric=self.metric_name,
-                           confidence=None if self.confidence is None else self._bootstrap, errors=errors, repair=guard.put_back)
-        finally: ev.close()
-        t1 = time.perf_counter()
-        names = list(m.baseline) if isinstance(m.baseline, dict) else None
-        primary = (self.metric_name or names[0]) if names else None
-        done = [[l for l, v in zip(lv, _series(r, primary, len(lv), False)['metrics']) if not math.isnan(v)] for r in m.results]
-        cm = _record_costs(comp, self.model, inputs, m.units, done, errors) if record else None
-        t_cost = time.perf_counter() - t1 if record else 0.
-    cut = {cm.names[t] for table in cm.pruning.values() for _, rows in table for t, *_ in rows} if cm is not None else set()
-    coverage = weight_inventory(self.model, sel, cls.weight_units,      # and the weights the measured groups cut that are no layer of theirs (in_proj_weight)
-                                {id(p) for n, p in self.model.named_parameters() if n in cut})
+        raise NotImplementedError(f"compression={cls.name!r} reduces {list(cls.reduces)} but does not say by how much: "
+                                  f"define its selection(unit, level) (see fasterai.analyze.compressions), or analyse "
+                                  f"with costs=False")
+    return _Request(cls=cls, comp=comp, setup=setup, sel=sel, levels=lv, stop=stop, record=record)
+
+def _prepare(self, req:_Request) -> tuple:
+    "Inside the guard, before measuring: the sample on the device, each layer's MACs, the kind's preparation."
+    dev = torch.device(self.device) if self.device is not None else single_device(self.model)
+    req.setup.sample = to_device(self.sample, dev) if dev is not None else self.sample
+    macs, inputs = check_sample(self.model, req.sel, req.setup.sample)
+    req.setup.counted = macs.counted  # before the kind's preparation: it may read the count
+    req.comp.run_sample(inputs)
+    return macs, inputs
+
+def _measure(self, req:_Request, guard:ModelGuard, verbose:bool, checkpoint, distributed, errors:str):
+    "Every unit at every level against one baseline (`run_units`), on the guarded model; the evaluator is closed after."
+    ev = self.evaluator
+    fp = (_fingerprint(self, req.cls, req.comp, req.sel, req.levels, req.stop, req.setup.sample)
+          if checkpoint is not None or distributed is not False else None)
+    try:
+        return run_units(req.comp, req.levels, ev, early_stop=req.stop, reset=guard.restore_buffers, verbose=verbose,
+                         checkpoint=checkpoint, fingerprint=fp, distributed=distributed, metric=self.metric_name,
+                         confidence=None if self.confidence is None else self._bootstrap, errors=errors,
+                         repair=guard.put_back)
+    finally: ev.close()
+
+def _measured_levels(self, m, levels:list) -> tuple:
+    "`(metric names or None, the metric that ranks, the levels measured of each unit)`."
+    names = list(m.baseline) if isinstance(m.baseline, dict) else None
+    primary = (self.metric_name or names[0]) if names else None
+    done = [[l for l, v in zip(levels, _series(r, primary, len(levels), False)['metrics']) if not math.isnan(v)]
+            for r in m.results]
+    return names, primary, done
+
+# %% ../../nbs/analyze/sensitivity.ipynb #360d27a1
+def _coverage(self, req:_Request, cm, macs) -> dict:
+    "Every weight of the model, and what the analysis measured of it (`weight_inventory`)."
+    cut = (set() if cm is None else
+           {cm.names[t] for table in cm.pruning.values() for _, rows in table for t, *_ in rows})
+    coverage = weight_inventory(self.model, req.sel, req.cls.weight_units,   # and the weights the measured groups cut
+                                {id(p) for n, p in self.model.named_parameters() if n in cut})   # (in_proj_weight)
     if macs.uncounted: coverage['macs_uncounted'] = macs.uncounted     # what the MAC count left out, and why
+    return coverage
+
+def _check_failed(m):
+    "Raise when every unit that could be measured failed: the first one's error."
     tried = [r for u, r in zip(m.units, m.results) if u.prunable is not False]
     if tried and all(r.failed is not None for r in tried):
         first = tried[0]
-        raise RuntimeError(f"every layer failed; the first, {m.units[m.results.index(first)].names[0]!r}, {first.failed}") from first.error
+        raise RuntimeError(f"every layer failed; the first, {m.units[m.results.index(first)].names[0]!r}, "
+                           f"{first.failed}") from first.error
+
+def _curves(req:_Request, m, cm, macs, names, primary, done, has_ci) -> list:
+    "One `LayerCurve` per layer of each unit, in model order."
+    lv, sel, curves = req.levels, req.sel, []
+    for u, r, d in zip(m.units, m.results, done):
+        removed = _removed(req.comp, cm, u, lv, d)
+        main = _series(r, primary, len(lv), has_ci(primary))
+        others = {n: _series(r, n, len(lv), has_ci(n)) for n in names if n != primary} if names else None
+        for n in u.names:
+            curves.append(LayerCurve(
+                name=n, layer_type=unit_type(sel[n]), params=sel[n].weight.numel(), metrics=list(main['metrics']),
+                macs=macs.get(n) or None, stopped_at=r.stopped_at, group=u.group,
+                group_members=None if u.members is None else list(u.members), prunable=u.prunable,
+                reason=u.reason if r.failed is None else f"failed {r.failed}",
+                channels_removed=list(r.removed) if any(x is not None for x in r.removed) else None,
+                ci_low=main.get('ci_low'), ci_high=main.get('ci_high'),
+                others=None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()},
+                removed=removed, note=req.comp.note(u, d) if d else None))
+    order = {n: i for i, n in enumerate(sel)}
+    curves.sort(key=lambda c: order[c.name])
+    return curves
+
+def _assemble(self, req:_Request, m, cm, macs, names, primary, done) -> SweepResult:
+    "The `SweepResult`: the curves, the baseline and direction of each metric, the costs and the coverage."
+    coverage = _coverage(self, req, cm, macs)
+    _check_failed(m)
+    ev = self.evaluator
     dirs = ev.directions if names else {None: getattr(ev, 'direction', self.higher_is_better is not False)}
     conf = m.confidence or {}
     def has_ci(n): return 'method' in conf and (n is None or n not in conf.get('without', []))
     base = m.baseline if names else {None: m.baseline}
-    curves = []
-    for u, r, d in zip(m.units, m.results, done):
-        removed = _removed(comp, cm, u, lv, d)
-        main = _series(r, primary, len(lv), has_ci(primary))
-        others = {n: _series(r, n, len(lv), has_ci(n)) for n in names if n != primary} if names else None
-        for n in u.names:
-            curves.append(LayerCurve(n, unit_type(sel[n]), sel[n].weight.numel(), list(main['metrics']), macs.get(n) or None,
-                                     r.stopped_at, u.group, None if u.members is None else list(u.members), u.prunable,
-                                     u.reason if r.failed is None else f"failed {r.failed}",
-                                     list(r.removed) if any(x is not None for x in r.removed) else None,
-                                     main.get('ci_low'), main.get('ci_high'),
-                                     None if others is None else {k: {f: list(v) for f, v in o.items()} for k, o in others.items()},
-                                     removed, comp.note(u, d) if d else None))
-    order = {n: i for i, n in enumerate(sel)}
-    curves.sort(key=lambda c: order[c.name])
-    other_metrics = ({n: {'baseline_metric': base[n], 'higher_is_better': dirs[n]} for n in names if n != primary} or None) if names else None
-    res = SweepResult(cls.name, lv, base[primary], curves, primary or self.metric_name or 'accuracy', dirs[primary], stop,
-                      comp.settings(), other_metrics=other_metrics, confidence=m.confidence,
-                      costs=None if cm is None else cm.to_dict(), coverage=coverage)
-    res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(sel) * len(lv),
+    curves = _curves(req, m, cm, macs, names, primary, done, has_ci)
+    other_metrics = ({n: {'baseline_metric': base[n], 'higher_is_better': dirs[n]} for n in names if n != primary}
+                     or None) if names else None
+    return SweepResult(req.cls.name, req.levels, base[primary], curves, primary or self.metric_name or 'accuracy',
+                       dirs[primary], req.stop, req.comp.settings(), other_metrics=other_metrics,
+                       confidence=m.confidence, costs=None if cm is None else cm.to_dict(), coverage=coverage)
+
+def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bool, single:bool,
+         checkpoint=None, keywords=(), distributed=False, errors:str='record') -> SweepResult:
+    "The analysis behind `analyze` and `sweep`: validate, measure (the model guarded), record the costs, assemble."
+    t0 = time.perf_counter()
+    req = _validate(self, compression, levels, layers, early_stop, options, single, keywords, errors)
+    ev = self.evaluator
+    inside = 'your eval_fn' if self.eval_fn is not None else 'your metric'
+    with ModelGuard(self.model, self.device, inside=inside) as guard:
+        macs, inputs = _prepare(self, req)
+        n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
+        m = _measure(self, req, guard, verbose, checkpoint, distributed, errors)
+        t1 = time.perf_counter()
+        names, primary, done = _measured_levels(self, m, req.levels)
+        cm = _record_costs(req.comp, self.model, inputs, m.units, done, errors) if req.record else None
+        t_cost = time.perf_counter() - t1 if req.record else 0.
+    res = _assemble(self, req, m, cm, macs, names, primary, done)
+    res.timing = Timing(ev.n - n0, ev.seconds - s0, time.perf_counter() - t0, 1 + len(req.sel) * len(req.levels),
                         m.interval_seconds, t_cost, ev.describe(), ev.sample_seconds - b0)
     return res
 
 # %% ../../nbs/analyze/sensitivity.ipynb #331658f2
-_init_kwargs = _keyword_names(SensitivityAnalyzer.__init__,                # what analyze_sensitivity passes on to the analyzer
-                              ('model', 'sample', 'eval_fn', 'criteria', 'higher_is_better', 'metric_name'))
-_analyze_kwargs = _keyword_names(SensitivityAnalyzer.analyze, ('compression', 'level', 'verbose'))   # ... and to analyze
-
 def analyze_sensitivity(model:nn.Module,                # the model to analyse (left exactly as it was)
-                        sample=None,                    # an example input: a tensor (a batch), a tuple of inputs or a dict
-                        eval_fn=None,                   # eval_fn(model) -> float, or a dict of them: your metric(s) (or data= and metric=)
-                        compression='sparsity',         # a kind: 'sparsity', 'pruning', 'quantization' (any registered name), or a configured one
-                        level=50,                       # percent (sparsity, pruning) or bits (quantization): the kind's unit
+                        sample=None,                    # an example input: a tensor (a batch), a tuple or a dict
+                        eval_fn=None,                   # eval_fn(model) -> float, or a dict (or data= and metric=)
+                        compression='sparsity',         # a kind: 'sparsity', 'pruning', ..., or a configured one
+                        level=50,                       # percent (sparsity, pruning) or bits (quantization)
                         *,
                         criteria:Criteria=large_final,  # which weights/filters go first
-                        higher_is_better=None,          # True (accuracy), False (a loss), a dict for several metrics; None: True / from the names
-                        metric_name:str|None=None,      # what the metric is, for reports; several metrics: the one that ranks
+                        higher_is_better=None,          # True (accuracy), False (a loss), a dict; None: from the names
+                        metric_name:str|None=None,      # what the metric is, for reports; several: the one that ranks
                         verbose:bool=True,              # progress bar; False prints nothing
-                        **kwargs                        # the analyzer's data, metric, suffix, max_cache_mb, device, calibration_data, confidence, resamples, bootstrap_seed; analyze's layers, checkpoint; the kind's options (granularity, quant_per_channel, quant_activations, ...)
+                        **kwargs  # the analyzer's and analyze's keywords (data, metric, layers...), the kind's options
                        ) -> SensitivityResult:
     "One call for `SensitivityAnalyzer(model, sample, eval_fn, ...).analyze(compression, level, ...)`."
     check_flag('verbose', verbose)
@@ -366,3 +449,7 @@ def analyze_sensitivity(model:nn.Module,                # the model to analyse (
     an = SensitivityAnalyzer(model, sample, eval_fn, criteria=criteria, higher_is_better=higher_is_better,
                              metric_name=metric_name, **{k: v for k, v in kwargs.items() if k in _init_kwargs})
     return an.analyze(compression, level, verbose=verbose, **{k: v for k, v in kwargs.items() if k not in _init_kwargs})
+
+_own = _keyword_names(analyze_sensitivity)                         # the keywords analyze_sensitivity takes itself
+_init_kwargs = _keyword_names(SensitivityAnalyzer.__init__, _own)   # the others it passes on to the analyzer ...
+_analyze_kwargs = _keyword_names(SensitivityAnalyzer.analyze, _own)  # ... and to analyze
