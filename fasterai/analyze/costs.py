@@ -153,7 +153,7 @@ def prune_macs(self:CostModel,
                group:str,       # a pruning group id
                level:float,     # percent of the group's channels pruned
               ) -> float:
-    "MACs of weightless operations (attention's products) that pruning `group` by `level` percent removes, alone."
+    "MACs of weightless operations (attention's products) pruning `group` by `level`% removes alone (0: counted apart)."
     if not self.count_other: return 0.                    # counted apart
     return self.arrays().prune_macs.get((group, float(level)), 0.)
 

@@ -26,7 +26,15 @@ from .undo import Undo, _plain_state
 
 # %% auto #0
 __all__ = ['TESTED_TORCH_PRUNING', 'check_torch_pruning', 'out_axis', 'cut_heads', 'dependency_graph', 'PruningGraph',
-           'CriteriaImportance']
+           'CriteriaImportance', 'AttentionBlock', 'attention_blocks', 'head_channels', 'output_tensors',
+           'MappingOverflow', 'LAYERS', 'layer_types', 'Entry', 'Coupling', 'tied_parameters', 'SCORINGS',
+           'filter_scores', 'input_scores', 'group_scoring', 'channel_scores', 'normalize_mean_abs', 'Undo']
+
+# %% ../../nbs/core/graph.ipynb #8735f7af
+# names defined in the modules split out of this one, public here as before the split
+_all_ = ['AttentionBlock', 'attention_blocks', 'head_channels', 'output_tensors', 'MappingOverflow', 'LAYERS',
+         'layer_types', 'Entry', 'Coupling', 'tied_parameters', 'SCORINGS', 'filter_scores', 'input_scores',
+         'group_scoring', 'channel_scores', 'normalize_mean_abs', 'Undo']
 
 # %% ../../nbs/core/graph.ipynb #206e7570
 TESTED_TORCH_PRUNING = ((1, 5), (1, 7))    # [lowest, first untested): the versions whose internals this module reads

@@ -109,7 +109,7 @@ class Plan:
                 f"(baseline {self.baseline:.4g}); {compressed}{sparse})")
 
 # %% ../../nbs/plan/plan.ipynb #27f49bd8
-def plan_compression(sweeps,                      # a `SweepResult`, or several of one model (sparsity, pruning, bits)
+def plan_compression(sweeps,                      # a `SweepResult`, or several of one model, one per kind
                      # what the compressed model may keep, in percent of dense:
                      # {'bytes': 10}, {'macs': 50, 'params': 40}
                      budget:dict,
@@ -176,7 +176,7 @@ def targets(self:Plan,
 def pruning_ratio_dict(self:Plan,
                        model:nn.Module,  # the model to prune (its modules are the keys)
                       ) -> dict:
-    "torch-pruning's `pruning_ratio_dict`: each pruned group's module of `model` -> the fraction (0-1) of its channels."
+    "torch-pruning's `pruning_ratio_dict`: each pruned group's module -> the fraction (0-1) of its channels to remove."
     return {model.get_submodule(u.name): o[0] / 100 for u, j in zip(self.units, self.choice)
             if plan_kinds[u.kinds[0]].per_group and (o := u.options[j])[0] is not None}
 

@@ -134,7 +134,7 @@ class PlanProblem:
         return c
 
     def other_macs(self, choices) -> np.ndarray:
-        "MACs of the weightless operations (attention's products) kept under each row of `choices` (plans × units)."
+        "MACs of the weightless operations (attention's products) kept under each row of `choices` (0: counted apart)."
         grp = self.groups
         removed = grp.other_macs[np.arange(len(grp.units)), choices[:, grp.units]].sum(-1)
         return (self.cm.other_macs - removed) * self.cm.count_other     # 0 when counted apart

@@ -107,8 +107,8 @@ def plot_levels(plan,     # a `Plan`
 # %% ../../nbs/plan/report.ipynb #e6e710f9
 def plot_front(plan,        # a `Plan`
                front,       # a front from `Plan.pareto` or `pareto_front`
-               ax,          # axes to draw on (None: a new figure)
-               label,       # the line's legend (None: 'predicted')
+               ax=None,     # axes to draw on (None: a new figure)
+               label=None,  # the line's legend (None: 'predicted')
               ):
     """Predicted metric against the budget (log scale when it spans decades), `plan` marked; a prediction that
     loses more than the baseline's own size is drawn at that edge. The axes."""
