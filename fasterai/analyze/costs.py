@@ -18,7 +18,7 @@ from ..core.select import candidate_modules, candidate_units
 from ..quantize.quantizer import Quantizer
 
 # %% auto #0
-__all__ = ['KEYS', 'KEY_COLUMN', 'SPARSE_INDEX', 'Selection', 'CostModel', 'merge_cost_models', 'WeightlessCuts',
+__all__ = ['KEYS', 'KEY_COLUMN', 'SPARSE_INDEX', 'Selection', 'CostModel', 'percent_of', 'merge_cost_models', 'WeightlessCuts',
            'build_cost_model', 'measure']
 
 # %% ../../nbs/analyze/costs.ipynb #472ea3e9
@@ -214,6 +214,12 @@ def removed(self:CostModel,
     "What `sel` removes: params, MACs and bytes of the uncompressed model minus those under `sel`."
     d, f = self.figures(), self.figures(sel)
     return {k: d[k] - f[k] for k in KEYS}
+
+def percent_of(figures:dict,  # params, MACs and bytes kept (`CostModel.figures`, or counted by `measure`)
+               dense:dict,    # the same figures of the uncompressed model
+              ) -> dict:
+    "Percent of dense each key keeps (100 where the dense model has none of it)."
+    return {k: 100 * figures[k] / dense[k] if dense[k] else 100. for k in KEYS}
 
 # %% ../../nbs/analyze/costs.ipynb #9062ec54
 _SAME_MODEL = ('names', 'shapes', 'nonzero', 'bits', 'layers', 'macs', 'other_macs')

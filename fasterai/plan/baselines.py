@@ -12,7 +12,7 @@ from ..core.criteria import Criteria, large_final
 from ..core.model import check_model
 from ..core.select import candidate_units
 from ..core.wanda import Wanda
-from ..analyze.costs import KEYS, Selection, CostModel
+from ..analyze.costs import KEYS, Selection, CostModel, percent_of
 from .problem import InfeasibleBudget, check_budget
 
 # %% auto #0
@@ -43,8 +43,7 @@ def _selection(field:str, targets:dict, base:Selection|None) -> Selection:
 
 def _kept(costs:CostModel, sel:Selection) -> dict:
     "Percent of dense each key keeps under `sel`."
-    dense, got = costs.figures(), costs.figures(sel)
-    return {k: 100 * got[k] / dense[k] if dense[k] else 100. for k in KEYS}
+    return percent_of(costs.figures(sel), costs.figures())
 
 def _fits(kept:dict, budget:dict) -> bool: return all(kept[k] <= budget[k] * (1 + 1e-9) for k in budget)
 

@@ -17,7 +17,7 @@ from ..core.units import check_flag, check_bits
 from ..core.wanda import Wanda
 from ..sparse.sparsifier import Sparsifier
 from ..analyze.compressions import first_item
-from ..analyze.costs import KEYS, Selection, measure
+from ..analyze.costs import KEYS, Selection, measure, percent_of
 from ..analyze.evaluation import DataEvaluator, as_metric, metric_direction, check_measure
 from ..analyze.results import REPORT_WIDTH
 from ..analyze.confidence import PairedBootstrap
@@ -205,7 +205,7 @@ def _figures(plan:Plan, meth:_Method, m:nn.Module, sample) -> dict:
     dense = costs.figures()
     if meth.selection is not None: got = costs.figures(meth.selection)
     else: got = measure(m, sample, None, plan.scope_layers(), None, (), plan.costs.sparse_macs)
-    return {f"{k} %": 100 * got[k] / dense[k] for k in KEYS}
+    return {f"{k} %": v for k, v in percent_of(got, dense).items()}
 
 def _direction(plan:Plan, metric_name, higher_is_better, eval_fn, metric) -> tuple[str, bool]:
     "The metric's name and direction: given, else read from its name (`accuracy`, `nll`, `kl`, ...), else the plan's."

@@ -18,7 +18,7 @@ from ..analyze.results import damage, REPORT_WIDTH
 from ..analyze.serialize import write_json, read_json
 from ..quantize.quantizer import Quantizer
 from .problem import InfeasibleBudget, check_budget, PlanProblem
-from ..analyze.costs import KEYS, SPARSE_INDEX, Selection, CostModel, measure
+from ..analyze.costs import KEYS, SPARSE_INDEX, Selection, CostModel, measure, percent_of
 from .options import PlanUnit, plan_kind, plan_kinds, plan_units
 from .inputs import check_sweeps, recorded_costs, counted_costs, plan_fields, metric_fn
 from .report import shown_metric, plan_table, summary_lines, plot_levels, plot_front
@@ -81,8 +81,7 @@ class Plan:
     @property
     def percent(self) -> dict:
         "What the compressed model keeps, in percent of dense."
-        f = self.figures
-        return {k: 100 * f[k] / self.dense[k] for k in KEYS}
+        return percent_of(self.figures, self.dense)
     @property
     def damage(self) -> float:
         "The predicted damage: the chosen options' damage, summed."
@@ -292,8 +291,9 @@ def _figures_of(self:Plan, m:nn.Module, q:Quantizer|None, sample=None) -> pd.Dat
     sparse = [l for k in self.kinds if plan_kinds[k].zeroes for l in self.targets(k)]
     got = measure(m, sample, q, self.scope_layers(), self.costs.sparse_index, sparse, self.costs.sparse_macs)
     f, dense = self.figures, self.dense
-    return pd.DataFrame([{'key': k, 'budget %': self.budget.get(k, np.nan), 'planned %': 100 * f[k] / dense[k],
-                          'measured %': 100 * got[k] / dense[k], 'planned': f[k], 'measured': got[k], 'dense': dense[k]}
+    planned, measured = percent_of(f, dense), percent_of(got, dense)
+    return pd.DataFrame([{'key': k, 'budget %': self.budget.get(k, np.nan), 'planned %': planned[k],
+                          'measured %': measured[k], 'planned': f[k], 'measured': got[k], 'dense': dense[k]}
                          for k in KEYS])
 
 # %% ../../nbs/plan/plan.ipynb #601329e6
