@@ -25,5 +25,7 @@ from fasterai.core.undo import *
 from fasterai.core.graph import *
 from fasterai.core.topology import *
 from fasterai.core.wanda import *
-__all__ = [n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter, attention, tracing,
-                         coupling, scoring, undo, graph, topology, knapsack, wanda) for n in mod.__all__]
+# each name once: graph also lists the names of the modules split out of it
+__all__ = list(dict.fromkeys(n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter,
+                                           attention, tracing, coupling, scoring, undo, graph, topology, knapsack,
+                                           wanda) for n in mod.__all__))

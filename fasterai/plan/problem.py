@@ -113,25 +113,40 @@ class PlanProblem:
         for u, j in zip(self.units, choice): self.select(u, u.options[j], sel)
         return sel
 
-    def state(self, choice) -> tuple:
-        "`(sizes, sparsity, bits)` of every tensor under `choice` (`CostModel.state` of its selection, from arrays)."
+    def states(self, choices) -> tuple:
+        """`(sizes, sparsity, bits)` of every tensor under each row of `choices` (plans × units): what
+        `CostModel.state` gives for each plan's selection, read from the arrays; plans × tensors (× axes)."""
         a, lay, grp = self.cm.arrays(), self.layers, self.groups
-        sizes, spars, bits = a.shapes.copy(), np.zeros(len(a.bits)), a.bits.copy()
+        choices = np.asarray(choices)
+        n = len(choices)
+        sizes = np.broadcast_to(a.shapes, (n,) + a.shapes.shape).copy()
+        spars = np.zeros((n, len(a.bits)))
+        bits = np.broadcast_to(a.bits, (n, len(a.bits))).copy()
         if len(grp.units):
-            cut = grp.cuts[np.arange(len(grp.units)), choice[grp.units]] * grp.mask[..., None]
-            np.subtract.at(sizes, grp.tensors, cut)
+            cut = grp.cuts[np.arange(len(grp.units)), choices[:, grp.units]] * grp.mask[..., None]
+            np.subtract.at(sizes, (np.arange(n)[:, None, None], grp.tensors[None]), cut)
         if len(lay.units):
             r = np.arange(len(lay.units))
-            spars[lay.tensor] = lay.sparsity[r, choice[lay.units]]
-            bits[lay.tensor] = lay.bits[r, choice[lay.units]]
+            spars[:, lay.tensor] = lay.sparsity[r, choices[:, lay.units]]
+            bits[:, lay.tensor] = lay.bits[r, choices[:, lay.units]]
         return sizes, spars, bits
 
-    def totals(self, choice) -> np.ndarray:
-        "Params, MACs and bytes kept under `choice` (columns `KEY_COLUMN`)."
-        sizes, spars, bits = self.state(choice)
-        c = self.cm.tensor_costs(np.arange(len(sizes)), sizes, spars, bits).sum(0)
-        c[KEY_COLUMN['macs']] += self.other_macs(np.asarray(choice)[None])[0]
+    def state(self, choice) -> tuple:
+        "`(sizes, sparsity, bits)` of every tensor under `choice`: `states` of one plan."
+        return tuple(x[0] for x in self.states(np.asarray(choice)[None]))
+
+    def totals_many(self,
+                    choices:np.ndarray,  # (plans × units) option indices
+                   ) -> np.ndarray:
+        "(plans × 3): params, MACs and bytes kept under each row of `choices` (columns `KEY_COLUMN`), in one pass."
+        sizes, spars, bits = self.states(choices)
+        c = self.cm.tensor_costs(np.arange(spars.shape[1]), sizes, spars, bits).sum(1)
+        c[:, KEY_COLUMN['macs']] += self.other_macs(np.asarray(choices))
         return c
+
+    def totals(self, choice) -> np.ndarray:
+        "Params, MACs and bytes kept under `choice` (columns `KEY_COLUMN`): `totals_many` of one plan."
+        return self.totals_many(np.asarray(choice)[None])[0]
 
     def other_macs(self, choices) -> np.ndarray:
         "MACs of the weightless operations (attention's products) kept under each row of `choices` (0: counted apart)."
@@ -370,25 +385,6 @@ def _pairs(self:PlanProblem, choice, ki, cap, dmg, max_passes:int=10) -> np.ndar
 
 # %% ../../nbs/plan/problem.ipynb #eb8de6e6
 PlanProblem.exact_work = 65_536        # coupled problems with at most this many plans are solved by trying every one
-
-@patch
-def totals_many(self:PlanProblem,
-                choices:np.ndarray,  # (plans × units) option indices
-               ) -> np.ndarray:
-    "(plans × 3): params, MACs and bytes kept under each row of `choices` (plans × units), in one array pass."
-    a, n = self.cm.arrays(), len(choices)
-    lay, grp = self.layers, self.groups
-    sizes = np.broadcast_to(a.shapes, (n,) + a.shapes.shape).copy()
-    spars, bits = np.zeros((n, len(a.bits))), np.broadcast_to(a.bits, (n, len(a.bits))).copy()
-    for r, g in enumerate(grp.units):
-        k = int(grp.mask[r].sum())
-        sizes[:, grp.tensors[r, :k]] -= grp.cuts[r, choices[:, g], :k]
-    for r, l in enumerate(lay.units):
-        spars[:, lay.tensor[r]] = lay.sparsity[r, choices[:, l]]
-        bits[:, lay.tensor[r]] = lay.bits[r, choices[:, l]]
-    c = self.cm.tensor_costs(np.arange(len(a.bits)), sizes, spars, bits).sum(1)
-    c[:, KEY_COLUMN['macs']] += self.other_macs(choices)
-    return c
 
 @patch
 def _exact(self:PlanProblem, ki:list, cap:np.ndarray, dmg:np.ndarray) -> np.ndarray:
