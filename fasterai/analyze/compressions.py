@@ -15,14 +15,14 @@ from .costs import Selection
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits, check_flag
 from ..core.model import ModelGuard
-from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed
+from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier
 from ..core.inputs import run_model, input_shape, to_device, tensors_of
 from .kinds import (first_item, LevelUnit, PERCENT, BITS, Option, Unit, AnalysisSetup, compressions,
                                     register_compression, get_compression, option_names, Compression, as_compression,
                                     describe_kinds)
 from ..quantize.quantizer import (fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges,
                                         calibration_batches, off_grid_steps, float32_layer, HALF_WRITE_STEPS,
-                                        _quantize_output)
+                                        _quantize_output, Quantizer)
 
 _all_ = ['first_item', 'LevelUnit', 'PERCENT', 'BITS', 'Option', 'Unit', 'AnalysisSetup', 'compressions',
          'register_compression', 'get_compression', 'option_names', 'Compression', 'as_compression', 'describe_kinds']
@@ -85,6 +85,12 @@ class SparsityCompression(_WeightEdit):
 
     def cost_axes(self, module): return tuple(Granularities.get_dim(module, self.options['granularity']))
     def selection(self, unit, level): return Selection(sparsity={n: level for n in unit.names})
+    plan_order, zeroes = 1, True             # a plan sparsifies after pruning, before quantizing; zeros stay
+    def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
+        sp = Sparsifier(model, self.options['granularity'], criteria=criteria or large_final, layers=list(targets))
+        try: sp.sparsify_model(targets)
+        finally: sp.remove()                 # the zeros stay; the masks and the optimizer hook go
+        return sp
 
     def validate(self):
         s, g = self.setup, self.options['granularity']
@@ -153,6 +159,16 @@ class QuantizationCompression(_WeightEdit):
     default_levels = (8, 6, 4, 3, 2)
 
     def selection(self, unit, level): return Selection(bits={n: level for n in unit.names})
+    plan_order, stores_bits = 2, True        # a plan quantizes last; the Quantizer holds each layer's bits
+    def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
+        acts = self.options['quant_activations']
+        cal = calibration_data if calibration_data is not None else sample
+        if acts and cal is None:
+            raise ValueError("this plan quantizes activations: pass calibration_data= (or sample=) to calibrate them")
+        q = Quantizer(model, self.options['quant_per_channel'], acts, calibration_data=cal if acts else None,
+                      layers=list(targets))
+        q.quantize_model(targets)
+        return q
 
     def note(self, unit, levels):
         ("At widths whose grid the weight's half dtype cannot hold, the delta is below the model's own resolution: say "
@@ -239,6 +255,14 @@ class PruningCompression(Compression):
 
     def validate(self): _check_grads(self.setup)
     def selection(self, unit, level): return Selection(pruning={unit.group: level})
+    plan_order = 0                           # a plan prunes first: it changes the shapes the others work on
+    def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
+        if sample is None: raise ValueError("applying a pruning plan needs sample=...: an example input to trace the "
+                                            "pruning graph (a Plan loaded from JSON keeps none)")
+        from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
+        p = Pruner(model, targets, criteria=criteria or large_final, example_inputs=sample)
+        p.prune_model()
+        return p
 
     pruner, _cm, _reuse = None, None, None
 

@@ -141,6 +141,9 @@ class Compression:
     structured:bool = False           # units are coupled groups (`Unit.group`): one measurement, one target
     reduces:tuple = ()                # what it makes the model keep less of: 'params', 'macs', 'bytes' (budgets)
     uses_criteria:bool = True         # ranks weights/filters with the analysis' criteria (recorded in `settings`)
+    plan_order:int|None = None        # planner: when a plan applies it, lower first (None: no plan chooses it)
+    stores_bits:bool = False          # planner: its tool holds each layer's bits (what counts the applied bytes)
+    zeroes:bool = False               # planner: it leaves zeros in dense tensors (what `sparse_index` counts)
     weight_units:bool = True          # its units include weights that are not a layer's `.weight` (units=True)
 
     def __init__(self,
@@ -228,6 +231,10 @@ class Compression:
         raise NotImplementedError(f"{type(self).__name__} does not say what it removes: define selection() to record "
                                   f"its costs")
     def apply(self, unit:Unit, level) -> dict: raise NotImplementedError
+    def apply_targets(self, model:nn.Module, targets:dict, sample=None, calibration_data=None, criteria=None):
+        ("A plan's `targets` of this kind (layer, or pruning group, -> level) applied to `model` in place, for good; "
+         "the tool used.")
+        raise NotImplementedError(f"{type(self).__name__} cannot apply a plan: define apply_targets()")
     def undo(self): raise NotImplementedError
     def close(self): "Release what `prepare` built (always called, also after an error)."
 

@@ -5,23 +5,19 @@
 # %% ../../nbs/plan/options.ipynb #cc78290c
 from __future__ import annotations
 from ..core.units import check_flags
-import itertools
-from dataclasses import dataclass
+import functools, itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
 import numpy as np
 import torch.nn as nn
 from ..core import criteria as _criteria
-from ..core.granularity import Granularities
-from ..analyze.compressions import (Compression, SparsityCompression, PruningCompression,
-                                           QuantizationCompression, get_compression)
+from ..analyze.kinds import Compression, Unit, compressions, get_compression
+from ..analyze.compressions import QuantizationCompression
 from ..analyze.targets import damage_curve
-from ..sparse.sparsifier import Sparsifier
-from ..prune.pruner import Pruner
-from ..quantize.quantizer import Quantizer
 from ..analyze.costs import Selection
 
 # %% auto #0
-__all__ = ['plan_kinds', 'curve_options', 'PlanUnit', 'named_criteria', 'PlanKind', 'PruningPlan', 'SparsityPlan',
-           'QuantizationPlan', 'plan_kind', 'plan_units']
+__all__ = ['plan_kinds', 'curve_options', 'PlanUnit', 'named_criteria', 'PlanKind', 'plan_kind', 'plan_units']
 
 # %% ../../nbs/plan/options.ipynb #0187a79a
 def curve_options(levels,                 # the levels a sweep measured (percent, or bits)
@@ -86,78 +82,69 @@ def named_criteria(name:str,  # a criteria's name, e.g. 'large_final'
     return c
 
 class PlanKind:
-    "How a compression kind enters a plan: per layer or per coupled group, its effect on costs, its order, its tool."
-    compression:type = Compression   # the analysis' kind (its `name` and level unit)
-    order:int = 0                    # when it is applied: lower first
-    stores_bits:bool = False         # its tool holds each unit's bit width (it counts the applied model's bytes)
-    zeroes:bool = False              # it leaves zeros in dense tensors (stored sparse: what `sparse_index` counts)
+    ("How a compression kind enters a plan, all read from the kind: per layer or per coupled group (`structured`), "
+     "its order and flags (`plan_order`, `stores_bits`, `zeroes`), its effect on costs (`selection`, `cost_axes`), "
+     "its tool (`apply_targets`).")
+    def __init__(self, compression:type):   # a registered `Compression` class with a `plan_order`
+        self.compression, self._plain = compression, compression()
 
     @property
     def name(self) -> str: return self.compression.name
     @property
-    def per_group(self) -> bool: return self.compression.structured   # options per coupled group (else per layer)
+    def per_group(self) -> bool: return self.compression.structured     # options per coupled group (else per layer)
+    @property
+    def order(self) -> int: return self.compression.plan_order
+    @property
+    def stores_bits(self) -> bool: return self.compression.stores_bits
+    @property
+    def zeroes(self) -> bool: return self.compression.zeroes
+    def __repr__(self): return f"PlanKind({self.compression.__name__})"
+
+    def config(self, settings:dict|None) -> Compression:
+        "The kind configured as a sweep recorded it: its own options read from `settings`."
+        own = {o.name for o in self.compression.options}
+        return self.compression(**{k: v for k, v in (settings or {}).items() if k in own})
 
     def options(self, levels, damage, step, extrapolate) -> tuple[list, list]:
         "The levels a unit may take, and their predicted damage."
         return curve_options(levels, damage, self.compression.unit.descending, step, extrapolate)
 
-    def select(self, sel:Selection, unit:PlanUnit, level): raise NotImplementedError
+    def select(self, sel:Selection, unit:PlanUnit, level):
+        "Add `unit` at `level` to `sel`, as the kind's `selection` says (a group's name is its pruning group id)."
+        s = self._plain.selection(Unit(list(unit.layers), group=unit.name if self.per_group else None), level)
+        for f in fields(s): getattr(sel, f.name).update(getattr(s, f.name))
+
     def axes(self, module:nn.Module, settings:dict) -> tuple:
-        "Weight axes that compress together (the sparsity granularity's); () otherwise."
-        return ()
+        "Weight axes that compress together (the kind's `cost_axes`, e.g. the sparsity granularity's)."
+        return tuple(self.config(settings).cost_axes(module))
+
     def apply(self, model:nn.Module, targets:dict, settings:dict, sample=None, calibration_data=None, criteria=None):
         "Compress `model` in place to `targets` (the dict `Plan.targets` gives); returns the tool used."
-        raise NotImplementedError
+        if criteria is None and self.compression.uses_criteria:
+            criteria = named_criteria(settings.get('criteria', 'large_final'))
+        return self.config(settings).apply_targets(model, targets, sample, calibration_data, criteria)
 
-def _criteria_of(settings, criteria):
-    return criteria if criteria is not None else named_criteria(settings.get('criteria', 'large_final'))
+@functools.cache
+def _plan_kind_of(compression:type) -> PlanKind: return PlanKind(compression)
 
-class PruningPlan(PlanKind):
-    "Pruning: one percent per coupled group, applied first with the `Pruner` (it changes the shapes others work on)."
-    compression, order = PruningCompression, 0
-    def select(self, sel, unit, level): sel.pruning[unit.name] = level
-    def apply(self, model, targets, settings, sample=None, calibration_data=None, criteria=None):
-        if sample is None: raise ValueError("applying a pruning plan needs sample=...: an example input to trace the "
-                                            "pruning graph (a Plan loaded from JSON keeps none)")
-        p = Pruner(model, targets, criteria=_criteria_of(settings, criteria), example_inputs=sample)
-        p.prune_model()
-        return p
+class _PlanKinds(Mapping):
+    "The registered kinds a plan can choose (a `plan_order`), by name, in the order a plan applies them."
+    def _names(self) -> list:
+        return sorted((n for n, c in compressions.items() if c.plan_order is not None),
+                      key=lambda n: compressions[n].plan_order)
+    def __getitem__(self, name): return plan_kind(name)
+    def __iter__(self): return iter(self._names())
+    def __len__(self): return len(self._names())
 
-class SparsityPlan(PlanKind):
-    "Sparsity: a percent per layer, at the sweep's granularity, applied with the `Sparsifier` (removed: zeros stay)."
-    compression, order, zeroes = SparsityCompression, 1, True
-    def select(self, sel, unit, level): sel.sparsity.update({l: level for l in unit.layers})
-    def axes(self, module, settings): return tuple(Granularities.get_dim(module, settings.get('granularity', 'weight')))
-    def apply(self, model, targets, settings, sample=None, calibration_data=None, criteria=None):
-        sp = Sparsifier(model, settings.get('granularity', 'weight'), criteria=_criteria_of(settings, criteria),
-                        layers=list(targets))
-        try: sp.sparsify_model(targets)
-        finally: sp.remove()                      # the zeros stay; the masks and the optimizer hook go
-        return sp
-
-class QuantizationPlan(PlanKind):
-    "Quantization: bits per layer, applied last with the `Quantizer` (per channel, activations: as the sweep measured)."
-    compression, order, stores_bits = QuantizationCompression, 2, True
-    def select(self, sel, unit, level): sel.bits.update({l: level for l in unit.layers})
-    def apply(self, model, targets, settings, sample=None, calibration_data=None, criteria=None):
-        acts = settings.get('quant_activations', False)
-        cal = calibration_data if calibration_data is not None else sample
-        if acts and cal is None:
-            raise ValueError("this plan quantizes activations: pass calibration_data= (or sample=) to calibrate them")
-        q = Quantizer(model, settings.get('quant_per_channel', True), acts, calibration_data=cal if acts else None,
-                      layers=list(targets))
-        q.quantize_model(targets)
-        return q
-
-plan_kinds = {k.compression.name: k() for k in (PruningPlan, SparsityPlan, QuantizationPlan)}
+plan_kinds = _PlanKinds()
 
 def plan_kind(kind,  # 'sparsity', 'pruning', 'quantization' or a `Compression` class
              ) -> PlanKind:
     "The `PlanKind` of `kind`: a registered name or a `Compression` class."
     name = kind.name if isinstance(kind, type) and issubclass(kind, Compression) else kind
-    if not isinstance(name, str) or name not in plan_kinds:
+    if not isinstance(name, str) or name not in compressions or compressions[name].plan_order is None:
         raise ValueError(f"compression {kind!r} cannot be planned; plannable kinds: {list(plan_kinds)}")
-    return plan_kinds[name]
+    return _plan_kind_of(compressions[name])
 
 # %% ../../nbs/plan/options.ipynb #a03bb123
 def plan_units(sweeps:list,              # `SweepResult`s of one model, at most one per kind
