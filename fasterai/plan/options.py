@@ -106,8 +106,10 @@ class PlanKind:
         return self.compression(**{k: v for k, v in (settings or {}).items() if k in own})
 
     def options(self, levels, damage, step, extrapolate) -> tuple[list, list]:
-        "The levels a unit may take, and their predicted damage."
-        return curve_options(levels, damage, self.compression.unit.descending, step, extrapolate)
+        "The levels a unit may take, and their predicted damage (only the measured ones without `levels_between`)."
+        between = self.compression.levels_between
+        return curve_options(levels, damage, self.compression.unit.descending, step if between else None,
+                             extrapolate and between)
 
     def select(self, sel:Selection, unit:PlanUnit, level):
         "Add `unit` at `level` to `sel`, as the kind's `selection` says (a group's name is its pruning group id)."
