@@ -234,7 +234,7 @@ class Compression:
     def apply(self, unit:Unit, level) -> dict: raise NotImplementedError
     def apply_targets(self, model:nn.Module, targets:dict, sample=None, calibration_data=None, criteria=None):
         ("A plan's `targets` of this kind (layer, or pruning group, -> level) applied to `model` in place, for good; "
-         "the tool used.")
+         "the tool used (None: none is kept).")
         raise NotImplementedError(f"{type(self).__name__} cannot apply a plan: define apply_targets()")
     def undo(self): raise NotImplementedError
     def close(self): "Release what `prepare` built (always called, also after an error)."

@@ -111,6 +111,12 @@ class PlanKind:
         return curve_options(levels, damage, self.compression.unit.descending, step if between else None,
                              extrapolate and between)
 
+    def fields(self) -> set:
+        "The `Selection` fields this kind sets (what it changes of a tensor: channels, zeros, bits)."
+        level = self.compression.default_levels[0] if self.compression.default_levels else 50
+        s = self._plain.selection(Unit(['layer'], group='group'), level)
+        return {f.name for f in fields(s) if getattr(s, f.name)}
+
     def select(self, sel:Selection, unit:PlanUnit, level):
         "Add `unit` at `level` to `sel`, as the kind's `selection` says (a group's name is its pruning group id)."
         s = self._plain.selection(Unit(list(unit.layers), group=unit.name if self.per_group else None), level)
@@ -123,7 +129,7 @@ class PlanKind:
     def apply(self, model:nn.Module, targets:dict, settings:dict, sample=None, calibration_data=None, criteria=None):
         "Compress `model` in place to `targets` (the dict `Plan.targets` gives); returns the tool used."
         if criteria is None and self.compression.uses_criteria:
-            criteria = named_criteria(settings.get('criteria', 'large_final'))
+            criteria = named_criteria((settings or {}).get('criteria', 'large_final'))
         return self.config(settings).apply_targets(model, targets, sample, calibration_data, criteria)
 
 @functools.cache
@@ -134,9 +140,12 @@ class _PlanKinds(Mapping):
     def _names(self) -> list:
         return sorted((n for n, c in compressions.items() if c.plan_order is not None),
                       key=lambda n: compressions[n].plan_order)
-    def __getitem__(self, name): return plan_kind(name)
+    def __getitem__(self, name):
+        if name not in self._names(): raise KeyError(name)
+        return plan_kind(name)
     def __iter__(self): return iter(self._names())
     def __len__(self): return len(self._names())
+    def __repr__(self): return f"plan_kinds({', '.join(self._names())})"
 
 plan_kinds = _PlanKinds()
 
@@ -147,6 +156,16 @@ def plan_kind(kind,  # 'sparsity', 'pruning', 'quantization' or a `Compression` 
     if not isinstance(name, str) or name not in compressions or compressions[name].plan_order is None:
         raise ValueError(f"compression {kind!r} cannot be planned; plannable kinds: {list(plan_kinds)}")
     return _plan_kind_of(compressions[name])
+
+def _check_fields(layer:str, kinds:list):
+    "Two kinds planned on one layer must change different things of it (else one would overwrite the other's cost)."
+    seen = {}
+    for k in kinds:
+        for f in plan_kinds[k].fields():
+            if f in seen:
+                raise ValueError(f"kinds {seen[f]!r} and {k!r} both set the {f} of layer {layer!r}: a plan cannot "
+                                 f"combine them on one layer; plan them separately")
+            seen[f] = k
 
 # %% ../../nbs/plan/options.ipynb #a03bb123
 def plan_units(sweeps:list,              # `SweepResult`s of one model, at most one per kind
@@ -179,6 +198,7 @@ def plan_units(sweeps:list,              # `SweepResult`s of one model, at most 
     units = list(groups)
     for name, per in layers.items():
         kinds = sorted(per, key=lambda k: plan_kinds[k].order)
+        _check_fields(name, kinds)
         axes = [[(None, 0.)] + list(zip(*per[k])) for k in kinds]
         opts = list(itertools.product(*axes))
         levels, damage = [tuple(l for l, _ in o) for o in opts], [float(sum(x for _, x in o)) for o in opts]
