@@ -125,13 +125,6 @@ def check_patches() -> list[str]:
                 bad.append(f"{rel}:{node.lineno}: @patch {node.name} onto {cls}, a class of another module")
     return bad
 
-def _imports_only(src:str) -> bool:
-    "A cell of imports (and directives) only: nothing in it to test."
-    body = [l for l in src.split('\n') if l.strip() and not l.lstrip().startswith('#')]
-    try: tree = ast.parse('\n'.join(body))
-    except SyntaxError: return False
-    return all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body)
-
 # How the code reads (issue 20): limits every module of fasterai/ keeps.
 MAX_LINE, MAX_MODULE, MAX_FUNCTION, MIN_RHYTHM = 120, 500, 60, 85
 
@@ -139,12 +132,15 @@ def _generated_all(line:str) -> bool:
     "nbdev's own `__all__` line: it wraps the names at 120 characters, then prefixes `__all__ = ` (not ours to wrap)."
     return line.startswith('__all__ = [')
 
+def _module_texts():
+    "(path, text) of every module of fasterai/ that is written from the notebooks (`_modidx.py` aside)."
+    for rel, _ in modules():
+        if rel.name != '_modidx.py': yield rel, (root / rel).read_text(encoding='utf-8')
+
 def check_lines() -> list[str]:
     "Lines over MAX_LINE characters (nbdev's generated `__all__` aside) and statements joined by `;`."
     bad = []
-    for rel, _ in modules():
-        if rel.name == '_modidx.py': continue
-        text = (root / rel).read_text(encoding='utf-8')
+    for rel, text in _module_texts():
         bad += [f"{rel}:{i}: {len(l)} characters" for i, l in enumerate(text.split('\n'), 1)
                 if len(l) > MAX_LINE and not _generated_all(l)]
         bad += [f"{rel}:{t.start[0]}: statements joined by ';'"
@@ -154,9 +150,7 @@ def check_lines() -> list[str]:
 def check_sizes() -> list[str]:
     "Modules over MAX_MODULE lines, functions over MAX_FUNCTION lines."
     bad = []
-    for rel, _ in modules():
-        if rel.name == '_modidx.py': continue
-        text = (root / rel).read_text(encoding='utf-8')
+    for rel, text in _module_texts():
         n = len(text.split('\n'))
         if n > MAX_MODULE: bad.append(f"{rel}: {n} lines (at most {MAX_MODULE})")
         bad += [f"{rel}:{f.lineno}: {f.name} is {f.end_lineno - f.lineno + 1} lines (at most {MAX_FUNCTION})"

@@ -85,7 +85,7 @@ class SparsityCompression(_WeightEdit):
 
     def cost_axes(self, module): return tuple(Granularities.get_dim(module, self.options['granularity']))
     def selection(self, unit, level): return Selection(sparsity={n: level for n in unit.names})
-    plan_order, zeroes = 1, True             # a plan sparsifies after pruning, before quantizing; zeros stay
+    plan_order = 1                           # a plan sparsifies after pruning, before quantizing
     def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
         sp = Sparsifier(model, self.options['granularity'], criteria=criteria or large_final, layers=list(targets))
         try: sp.sparsify_model(targets)
@@ -159,7 +159,7 @@ class QuantizationCompression(_WeightEdit):
     default_levels = (8, 6, 4, 3, 2)
 
     def selection(self, unit, level): return Selection(bits={n: level for n in unit.names})
-    plan_order, stores_bits = 2, True        # a plan quantizes last; the Quantizer holds each layer's bits
+    plan_order = 2                           # a plan quantizes last
     def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
         acts = self.options['quant_activations']
         cal = calibration_data if calibration_data is not None else sample

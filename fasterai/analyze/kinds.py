@@ -143,8 +143,6 @@ class Compression:
     uses_criteria:bool = True         # ranks weights/filters with the analysis' criteria (recorded in `settings`)
     plan_order:int|None = None        # planner: when a plan applies it, lower first (None: no plan chooses it)
     levels_between:bool = True        # planner: levels between (and beyond) the measured ones exist (N:M: False)
-    stores_bits:bool = False          # planner: its tool holds each layer's bits (what counts the applied bytes)
-    zeroes:bool = False               # planner: it leaves zeros in dense tensors (what `sparse_index` counts)
     weight_units:bool = True          # its units include weights that are not a layer's `.weight` (units=True)
 
     def __init__(self,

@@ -83,10 +83,11 @@ def named_criteria(name:str,  # a criteria's name, e.g. 'large_final'
 
 class PlanKind:
     ("How a compression kind enters a plan, all read from the kind: per layer or per coupled group (`structured`), "
-     "its order and flags (`plan_order`, `stores_bits`, `zeroes`), its effect on costs (`selection`, `cost_axes`), "
+     "its order (`plan_order`), its effect on costs (`selection`, `cost_axes`; the flags `stores_bits` and `zeroes` "
+     "follow from `selection`), "
      "its tool (`apply_targets`).")
     def __init__(self, compression:type):   # a registered `Compression` class with a `plan_order`
-        self.compression, self._plain = compression, compression()
+        self.compression, self._plain, self._fields = compression, compression(), None
 
     @property
     def name(self) -> str: return self.compression.name
@@ -95,9 +96,13 @@ class PlanKind:
     @property
     def order(self) -> int: return self.compression.plan_order
     @property
-    def stores_bits(self) -> bool: return self.compression.stores_bits
+    def stores_bits(self) -> bool:
+        "It sets bits: its tool (`apply_targets`) holds each layer's bits, which count the applied model's bytes."
+        return 'bits' in self.fields()
     @property
-    def zeroes(self) -> bool: return self.compression.zeroes
+    def zeroes(self) -> bool:
+        "It sets zeros: it leaves them in dense tensors (what `sparse_index` counts when the plan is measured)."
+        return 'sparsity' in self.fields()
     def __repr__(self): return f"PlanKind({self.compression.__name__})"
 
     def config(self, settings:dict|None) -> Compression:
@@ -112,10 +117,12 @@ class PlanKind:
                              extrapolate and between)
 
     def fields(self) -> set:
-        "The `Selection` fields this kind sets (what it changes of a tensor: channels, zeros, bits)."
-        level = self.compression.default_levels[0] if self.compression.default_levels else 50
-        s = self._plain.selection(Unit(['layer'], group='group'), level)
-        return {f.name for f in fields(s) if getattr(s, f.name)}
+        "The `Selection` fields this kind sets (what it changes of a tensor: channels, zeros, bits), read once."
+        if self._fields is None:
+            level = self.compression.default_levels[0] if self.compression.default_levels else 50
+            s = self._plain.selection(Unit(['layer'], group='group'), level)
+            self._fields = {f.name for f in fields(s) if getattr(s, f.name)}
+        return self._fields
 
     def select(self, sel:Selection, unit:PlanUnit, level):
         "Add `unit` at `level` to `sel`, as the kind's `selection` says (a group's name is its pruning group id)."
@@ -141,8 +148,8 @@ class _PlanKinds(Mapping):
         return sorted((n for n, c in compressions.items() if c.plan_order is not None),
                       key=lambda n: compressions[n].plan_order)
     def __getitem__(self, name):
-        if name not in self._names(): raise KeyError(name)
-        return plan_kind(name)
+        try: return plan_kind(name)
+        except ValueError: raise KeyError(name) from None
     def __iter__(self): return iter(self._names())
     def __len__(self): return len(self._names())
     def __repr__(self): return f"plan_kinds({', '.join(self._names())})"
