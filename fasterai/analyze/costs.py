@@ -16,14 +16,13 @@ from ..core.model import ModelGuard, check_model
 from ..core.granularity import is_transposed_linear
 from ..core.select import candidate_modules, candidate_units
 from ..quantize.quantizer import Quantizer
+from .budget_keys import KEYS, KEY_COLUMN, COST_KEYS, TensorState, Counted, per_layer_key
 
 # %% auto #0
-__all__ = ['KEYS', 'KEY_COLUMN', 'SPARSE_INDEX', 'Selection', 'CostModel', 'percent_of', 'merge_cost_models', 'WeightlessCuts',
-           'build_cost_model', 'measure']
+__all__ = ['SPARSE_INDEX', 'Selection', 'CostModel', 'percent_of', 'merge_cost_models', 'WeightlessCuts', 'build_cost_model',
+           'measure']
 
 # %% ../../nbs/analyze/costs.ipynb #472ea3e9
-KEYS = ('params', 'macs', 'bytes')      # what a budget can limit
-KEY_COLUMN = {k: i for i, k in enumerate(KEYS)}   # budget name -> its column in the cost arrays (`tensor_costs`)
 SPARSE_INDEX = (None, 'bitmask')        # how a sparsified tensor's positions are stored, beside its values
 
 @dataclass
@@ -34,6 +33,18 @@ class Selection:
     bits:dict = field(default_factory=dict)       # layer -> bits per weight
 
 # %% ../../nbs/analyze/costs.ipynb #ae2c7d25
+_TABLE_FIELDS = ('name', 'table', 'scales_with', 'doc')
+
+def _table_key(t:dict, layers:dict):
+    "The key of a saved table (`per_layer_key`'s arguments), its layers checked against the model's `layers`."
+    if not isinstance(t, dict) or not set(t) <= set(_TABLE_FIELDS) or not {'name', 'table'} <= set(t):
+        raise ValueError(f"a saved budget key needs the fields ['name', 'table'] (and may have ['scales_with', "
+                         f"'doc']), got {t!r}")
+    unknown = [l for l in t['table'] if l not in layers] if isinstance(t['table'], dict) else []
+    if unknown: raise ValueError(f"budget key {t['name']!r}: layers {unknown} are not layers of the model with a "
+                                 f"weight; its layers: {list(layers)}")
+    return per_layer_key(**t)
+
 @dataclass
 class CostModel:
     "Numbers gathered once from a model, from which the cost of any `Selection` is computed without the model."
@@ -57,6 +68,8 @@ class CostModel:
     # or its non-zero weights' only (True: a runtime that skips zeros)
     sparse_macs:bool=False
     uncounted:dict=field(default_factory=dict)      # what the MAC count left out -> {'calls', 'reason'} (not in macs)
+    # budget keys of your own (`with_keys`): the `per_layer_key` arguments of each, saved with the numbers
+    tables:list=field(default_factory=list)
 
     def __post_init__(self):
         check_flag('count_other', self.count_other)
@@ -64,6 +77,10 @@ class CostModel:
         if self.sparse_index not in SPARSE_INDEX:
             raise ValueError(f"sparse_index={self.sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
         self._arrays = None
+        self.cost_keys = COST_KEYS + tuple(_table_key(t, self.layers) for t in self.tables)   # the columns, in order
+        names = [k.name for k in self.cost_keys]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice: raise ValueError(f"budget keys {twice} are attached twice: each name once")
 
     def to_dict(self) -> dict:
         "Plain lists and dicts, for JSON."
@@ -95,6 +112,35 @@ class CostModel:
         scoped = list(range(len(self.names))) if scope == 'model' else sorted({self.layers[l] for l in layers})
         return CostModel(**{**self.to_dict(), 'scope': scoped, 'count_other': scope == 'model',
                             'sparse_index': sparse_index, 'sparse_macs': sparse_macs})
+
+# %% ../../nbs/analyze/costs.ipynb #c0a1b2c4
+@patch(as_prop=True)
+def key_names(self:CostModel) -> tuple:
+    "The budget keys this cost model prices, in its columns' order: the built-in ones, then those attached."
+    return tuple(k.name for k in self.cost_keys)
+
+@patch(as_prop=True)
+def weightless_columns(self:CostModel) -> list:
+    "The columns the MACs of operations without a weight (attention's products) add to (MACs')."
+    return [j for j, k in enumerate(self.cost_keys) if k.weightless]
+
+@patch
+def column(self:CostModel,
+           key:str,   # a budget key's name
+          ) -> int:
+    "The column of `key` in the cost arrays (`tensor_costs`)."
+    if key not in self.key_names: raise ValueError(f"key={key!r} is not a budget key; allowed: {list(self.key_names)}")
+    return self.key_names.index(key)
+
+@patch
+def with_keys(self:CostModel,
+              *keys,   # `CostKey`s made by `per_layer_key` (what the cost model saves to make them again)
+             ) -> CostModel:
+    "The same numbers with budget keys of your own attached (checked: every layer of their tables is a layer here)."
+    unsaved = [getattr(k, 'name', k) for k in keys if getattr(k, 'saved', None) is None]
+    if unsaved: raise ValueError(f"keys {unsaved} cannot be attached: a cost model is saved as JSON, so its own keys "
+                                 f"are per-layer tables (make them with per_layer_key)")
+    return CostModel(**{**self.to_dict(), 'tables': self.tables + [dict(k.saved) for k in keys]})
 
 # %% ../../nbs/analyze/costs.ipynb #d0967c51
 @dataclass
@@ -180,7 +226,7 @@ def tensor_costs(self:CostModel,
                  spars,           # their sparsity, percent
                  bits,            # their bits per weight
                 ) -> np.ndarray:
-    "`(..., 3)`: params, MACs and bytes (columns `KEY_COLUMN`) kept by tensors `idx` at `sizes`, `spars` and `bits`."
+    "`(..., keys)`: what tensors `idx` keep of each budget key (columns: `key_names`) at `sizes`, `spars` and `bits`."
     a = self.arrays()
     numel = sizes.prod(-1)
     group = np.where(a.grouped[idx], sizes, 1.).prod(-1)
@@ -189,37 +235,34 @@ def tensor_costs(self:CostModel,
     nz = a.density[idx] * numel
     nz = np.where(spars > 0, np.minimum(nz, kept), nz) * a.counted[idx]
     runs = nz if self.sparse_macs else numel * a.counted[idx]     # dense kernels multiply the zeros too
-    macs = a.macs[idx] * runs / np.maximum(a.numel[idx], 1)
-    nbytes = nz * bits / 8
-    if self.sparse_index == 'bitmask': nbytes = nbytes + np.where(spars > 0, numel / 8, 0.) * a.counted[idx]
-    columns = {'params': nz, 'macs': macs, 'bytes': nbytes}
-    return np.stack(np.broadcast_arrays(*[columns[k] for k in KEYS]), -1)
+    state = TensorState(self, idx, sizes, spars, bits, numel, nz, runs)
+    return np.stack(np.broadcast_arrays(*[k.column(state) for k in self.cost_keys]), -1)
 
 @patch
 def figures(self:CostModel,
             sel:Selection|None=None,  # what is compressed (None: nothing, the dense model)
            ) -> dict:
-    "Params, MACs and bytes the model keeps under `sel` (None: uncompressed)."
+    "What the model keeps of each budget key (params, MACs, bytes, any attached) under `sel` (None: uncompressed)."
     sizes, spars, bits = self.state(sel or Selection())
     c = self.tensor_costs(np.arange(len(sizes)), sizes, spars, bits).sum(0)
     if self.count_other:
         pruned = sum(self.prune_macs(g, p) for g, p in (sel.pruning if sel else {}).items() if p)
-        c[KEY_COLUMN['macs']] += self.other_macs - pruned
-    return dict(zip(KEYS, map(float, c)))
+        for j in self.weightless_columns: c[j] += self.other_macs - pruned
+    return dict(zip(self.key_names, map(float, c)))
 
 @patch
 def removed(self:CostModel,
             sel:Selection,   # what is compressed
            ) -> dict:
-    "What `sel` removes: params, MACs and bytes of the uncompressed model minus those under `sel`."
+    "What `sel` removes: each key's figure of the uncompressed model minus that under `sel`."
     d, f = self.figures(), self.figures(sel)
-    return {k: d[k] - f[k] for k in KEYS}
+    return {k: d[k] - f[k] for k in d}
 
-def percent_of(figures:dict,  # params, MACs and bytes kept (`CostModel.figures`, or counted by `measure`)
-               dense:dict,    # the same figures of the uncompressed model
+def percent_of(figures:dict,  # what is kept of each key (`CostModel.figures`, or counted by `measure`)
+               dense:dict,    # the figures of the uncompressed model (at least the same keys)
               ) -> dict:
-    "Percent of dense each key keeps (100 where the dense model has none of it)."
-    return {k: 100 * figures[k] / dense[k] if dense[k] else 100. for k in KEYS}
+    "Percent of dense each key of `figures` keeps (100 where the dense model has none of it)."
+    return {k: 100 * figures[k] / dense[k] if dense[k] else 100. for k in figures}
 
 # %% ../../nbs/analyze/costs.ipynb #9062ec54
 _SAME_MODEL = ('names', 'shapes', 'nonzero', 'bits', 'layers', 'macs', 'other_macs')
@@ -383,34 +426,30 @@ def measure(model:nn.Module,               # a (compressed) model
             layers:list|None=None,         # count only these layers' weights and MACs (scope='units'); None: all
             sparse_index:str|None=None,    # see `CostModel.sparse_index`: 'bitmask' adds a bit per position of `sparse`
             sparse:list=(),                # the sparsified layers (their weights stored sparse)
-            sparse_macs:bool=False         # MACs of the non-zero weights only (a runtime that skips zeros)
+            sparse_macs:bool=False,        # MACs of the non-zero weights only (a runtime that skips zeros)
+            costs:CostModel|None=None      # the uncompressed model's cost model: its attached keys are counted too
            ) -> dict:
-    """Params (non-zero), MACs (dense, or of the non-zero weights with `sparse_macs`) and bytes of `model`, as the
-    counter and `Quantizer.report()` count them."""
+    """What `model` keeps of each budget key, as the counter and `Quantizer.report()` count it: params (non-zero),
+    MACs (dense, or of the non-zero weights with `sparse_macs`), bytes, and the keys attached to `costs`."""
     check_flag('sparse_macs', sparse_macs)
-    macs_col = 'nonzero_macs' if sparse_macs else 'macs'
-
+    if sparse_index not in SPARSE_INDEX:
+        raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
     bits = dict(quantizer.bits) if quantizer is not None else {}
     if bits: quantizer.restore()
     try: _, _, df = count_flops_params(model, sample)
     finally:
         if bits: quantizer.quantize_model(bits)
-    if sparse_index not in SPARSE_INDEX:
-        raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
     rep = (quantizer if quantizer is not None else Quantizer(model, embeddings=True)).report()
     units, alias = candidate_units(model, embeddings=True, aliases=True)
     index = sum(units[alias.get(l, l)].weight.numel() / 8 for l in sparse) if sparse_index == 'bitmask' else 0.
-    if layers is None:
-        return {'params': float(df.nonzero_params.sum()), 'macs': float(df[macs_col].sum()),
-                'bytes': float(rep.bytes.iloc[-1]) + index}
-    r, d = rep.set_index('unit'), df.set_index('layer')
-    r.index = [alias.get(u, u) for u in r.index]     # a tied weight under its first name (GPT-2's wte, not lm_head)
-    if quantizer is not None and not {alias.get(l, l) for l in layers} <= set(r.index):
-        full = Quantizer(model, embeddings=True).report().set_index('unit')   # a Quantizer over some units:
-        full.update(r.drop(index=['other', 'total']))                         # the others as stored
-        r = full
-    # a weight parameter (attention's in_proj_weight) has no MACs of its own
-    macs = d[macs_col].reindex(list(dict.fromkeys(layers))).fillna(0.)
-    held = list(dict.fromkeys(alias.get(l, l) for l in layers))  # a tied weight is one unit, under its first name
-    return {'params': float(r.loc[held, 'nonzero'].sum()), 'macs': float(macs.sum()),
-            'bytes': float(r.loc[held, 'bytes'].sum()) + index}
+    r, held = rep.set_index('unit'), None
+    if layers is not None:
+        r.index = [alias.get(u, u) for u in r.index]     # a tied weight under its first name (GPT-2's wte, not lm_head)
+        if quantizer is not None and not {alias.get(l, l) for l in layers} <= set(r.index):
+            full = Quantizer(model, embeddings=True).report().set_index('unit')   # a Quantizer over some units:
+            full.update(r.drop(index=['other', 'total']))                         # the others as stored
+            r = full
+        held = list(dict.fromkeys(alias.get(l, l) for l in layers))  # a tied weight is one unit, under its first name
+    counted = Counted(df.set_index('layer'), r, None if layers is None else list(layers), held,
+                      'nonzero_macs' if sparse_macs else 'macs', index, costs)
+    return {k.name: k.count(counted) for k in (COST_KEYS if costs is None else costs.cost_keys)}

@@ -73,7 +73,7 @@ def solve_rule(costs:CostModel,     # the cost model the budget is counted on
                steps:int=60         # bisection steps
               ) -> dict:
     "The targets `make(x)` of the mildest `x` that meets `budget` (bisection: `make(x)` grows stronger with `x`)."
-    budget = check_budget(budget)
+    budget = check_budget(budget, costs.key_names)
     kept = lambda x: _kept(costs, _selection(field, make(x), base))
     strongest = kept(hi)
     if not _fits(strongest, budget): raise _infeasible(costs, strongest, budget, field, rule)
@@ -225,7 +225,7 @@ def owl(model:nn.Module,           # the model of the cost model (read, not chan
 # %% ../../nbs/plan/baselines.ipynb #309d1c8e
 def _widest(costs:CostModel, budget:dict, make, widths, base:Selection|None, rule:str) -> dict:
     "`make(b)` for the widest `b` of `widths` that meets `budget`."
-    budget = check_budget(budget)
+    budget = check_budget(budget, costs.key_names)
     ws = sorted({int(w) for w in widths}, reverse=True)
     if not ws or ws[-1] < 2 or ws[0] > 16: raise ValueError(f"widths={list(widths)!r} must be bit widths in 2..16")
     for b in ws:
@@ -293,7 +293,7 @@ def uniform_pruning(costs:CostModel,          # the cost model the budget is cou
     "The same percent on every coupled group: the least level recorded for all of them that meets `budget`."
     groups = _known(list(costs.pruning) if groups is None else list(groups), costs.pruning, 'pruning groups')
     levels = sorted({0.} | set.intersection(*[{float(lv) for lv, _ in costs.pruning[g]} for g in groups]))
-    budget = check_budget(budget)
+    budget = check_budget(budget, costs.key_names)
     for lv in levels:
         kept = _kept(costs, _selection('pruning', {g: lv for g in groups}, base))
         if _fits(kept, budget): return {g: lv for g in groups}

@@ -204,7 +204,7 @@ def _figures(plan:Plan, meth:_Method, m:nn.Module, sample) -> dict:
     costs = plan.costs if meth.costs is None else meth.costs
     dense = costs.figures()
     if meth.selection is not None: got = costs.figures(meth.selection)
-    else: got = measure(m, sample, None, plan.scope_layers(), None, (), plan.costs.sparse_macs)
+    else: got = measure(m, sample, None, plan.scope_layers(), None, (), plan.costs.sparse_macs, plan.costs)
     return {f"{k} %": v for k, v in percent_of(got, dense).items()}
 
 def _direction(plan:Plan, metric_name, higher_is_better, eval_fn, metric) -> tuple[str, bool]:

@@ -19,6 +19,7 @@ from ..analyze.serialize import write_json, read_json
 from ..quantize.quantizer import Quantizer
 from .problem import InfeasibleBudget, check_budget, PlanProblem
 from ..analyze.costs import KEYS, SPARSE_INDEX, Selection, CostModel, measure, percent_of
+from ..analyze.budget_keys import CostKey
 from .options import PlanUnit, plan_kind, plan_kinds, plan_units
 from .inputs import check_sweeps, recorded_costs, counted_costs, plan_fields, metric_fn
 from .report import shown_metric, plan_table, summary_lines, plot_levels, plot_front
@@ -57,7 +58,7 @@ class Plan:
 
     def replan(self, budget:dict) -> Plan:
         "The plan of the same units and costs under another budget (no model pass)."
-        budget = check_budget(budget)
+        budget = check_budget(budget, self.costs.key_names)
         return self._solved(budget)
 
     def _solved(self, budget:dict) -> Plan:
@@ -130,12 +131,17 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
                      sparse_index:str|None=None,
                      # sparsity reduces MACs too (a runtime that skips zeros); False: only pruning does (dense kernels)
                      sparse_macs:bool=False,
-                     cells:int=4096               # the solver's grid: partial plans kept per unit
+                     cells:int=4096,              # the solver's grid: partial plans kept per unit
+                     # budget keys of your own (`per_layer_key`: a latency table), beside params, MACs and bytes
+                     keys=(),
                     ) -> Plan:
     "The least predicted damage under `budget`, across every kind swept: a `Plan` to read, apply, verify and repair."
     check_flags(extrapolate=extrapolate, gains=gains, sparse_macs=sparse_macs)
     if model is not None: check_model(model)
-    sweeps, budget = check_sweeps(sweeps), check_budget(budget)
+    keys = list(keys)
+    bad = [k for k in keys if not isinstance(k, CostKey) or k.saved is None]
+    if bad: raise ValueError(f"keys={bad!r}: each must be a budget key made by per_layer_key (a table of your own)")
+    sweeps, budget = check_sweeps(sweeps), check_budget(budget, KEYS + tuple(k.name for k in keys))
     if sparse_index not in SPARSE_INDEX:
         raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
     if model is not None and sample is None:
@@ -151,7 +157,7 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
                 'sparse_macs': sparse_macs}
     if model is None: costs = recorded_costs(sweeps, units)
     else: costs = counted_costs(sweeps, units, kinds, model, sample, scope)
-    costs = costs.with_options(scope, [l for u in units for l in u.layers], sparse_index, sparse_macs)
+    costs = costs.with_options(scope, [l for u in units for l in u.layers], sparse_index, sparse_macs).with_keys(*keys)
     s0 = sweeps[0]
     plan = Plan(units, np.zeros(len(units), dtype=int), budget, costs, kinds, s0.baseline_metric, s0.metric_name,
                 s0.higher_is_better, settings, sample=sample)
@@ -233,7 +239,8 @@ def from_json(cls:Plan,
     d = read_json(path, 'Plan')
     try:
         f = plan_fields(d)
-        p = cls(f['units'], f['choice'], check_budget(f['budget']), f['costs'], f['kinds'], f['baseline'],
+        p = cls(f['units'], f['choice'], check_budget(f['budget'], f['costs'].key_names), f['costs'], f['kinds'],
+                f['baseline'],
                 f['metric_name'], f['higher_is_better'], f['settings'], f['repairs'])
         p.figures                                           # the cost model answers for this choice
         return p
@@ -289,12 +296,13 @@ def _figures_of(self:Plan, m:nn.Module, q:Quantizer|None, sample=None) -> pd.Dat
     sample = self.sample if sample is None else first_item(sample)
     if sample is None: raise ValueError("sample= is required to count MACs: an example input (this plan keeps none)")
     sparse = [l for k in self.kinds if plan_kinds[k].zeroes for l in self.targets(k)]
-    got = measure(m, sample, q, self.scope_layers(), self.costs.sparse_index, sparse, self.costs.sparse_macs)
+    cm = self.costs
+    got = measure(m, sample, q, self.scope_layers(), cm.sparse_index, sparse, cm.sparse_macs, costs=cm)
     f, dense = self.figures, self.dense
     planned, measured = percent_of(f, dense), percent_of(got, dense)
     return pd.DataFrame([{'key': k, 'budget %': self.budget.get(k, np.nan), 'planned %': planned[k],
                           'measured %': measured[k], 'planned': f[k], 'measured': got[k], 'dense': dense[k]}
-                         for k in KEYS])
+                         for k in self.costs.key_names])
 
 # %% ../../nbs/plan/plan.ipynb #601329e6
 @dataclass
@@ -397,7 +405,8 @@ def pareto(self:Plan,
           ) -> pd.DataFrame:
     """Predicted metric against the budget on `key` (other keys as in this plan), re-solved from the cached numbers;
     within the metric's range (accuracy: 0-1), `damage` unclipped."""
-    if key not in KEYS: raise ValueError(f"key={key!r} is not a budget; allowed: {list(KEYS)}")
+    if key not in self.costs.key_names:
+        raise ValueError(f"key={key!r} is not a budget; allowed: {list(self.costs.key_names)}")
     if isinstance(points, int) and not isinstance(points, bool):
         if points < 2: raise ValueError(f"points={points!r} must be at least 2 (or a list of percents)")
         # dense where the front bends: small budgets
@@ -409,7 +418,8 @@ def pareto(self:Plan,
         row = {f"{key} budget %": float(v)}
         try: p = self._with(self.problem.solve(b, max_rounds=1 if prev is not None else 3, start=prev), b)
         except InfeasibleBudget:
-            rows.append({**row, 'predicted': np.nan, 'damage': np.nan, **{f"{k} %": np.nan for k in KEYS}})
+            missing = {f"{k} %": np.nan for k in self.costs.key_names}
+            rows.append({**row, 'predicted': np.nan, 'damage': np.nan, **missing})
             continue
         rows.append({**row, 'predicted': shown_metric(p, p.predicted_metric), 'damage': p.damage,
                      **{f"{k} %": x for k, x in p.percent.items()}})

@@ -20,15 +20,16 @@ __all__ = ['InfeasibleBudget', 'check_budget', 'LayerOptions', 'GroupOptions', '
 class InfeasibleBudget(ValueError):
     "A budget that no choice of the plan's options can meet."
 
-def check_budget(budget,  # a dict key -> percent of dense, e.g. {'bytes': 10}
+def check_budget(budget,       # a dict key -> percent of dense, e.g. {'bytes': 10}
+                 keys=KEYS,    # the keys allowed (a cost model's `key_names`: the built-in ones and any attached)
                 ) -> dict:
-    "A budget as a dict key -> percent of the dense model (in the order params, macs, bytes); a clear error otherwise."
+    "A budget as a dict key -> percent of the dense model (in the order of `keys`); a clear error otherwise."
     if not isinstance(budget, dict) or not budget:
         raise ValueError(f"budget={budget!r} must be a dict of what the compressed model may keep, in percent of the "
-                         f"dense model, e.g. {{'bytes': 10}} or {{'macs': 50, 'params': 40}}; keys: {list(KEYS)}")
-    bad = [k for k in budget if k not in KEYS]
-    if bad: raise ValueError(f"budget keys {bad} are not known; allowed: {list(KEYS)}")
-    return {k: check_percent(f"budget[{k!r}]", budget[k], allow_zero=False) for k in KEYS if k in budget}
+                         f"dense model, e.g. {{'bytes': 10}} or {{'macs': 50, 'params': 40}}; keys: {list(keys)}")
+    bad = [k for k in budget if k not in keys]
+    if bad: raise ValueError(f"budget keys {bad} are not known; allowed: {list(keys)}")
+    return {k: check_percent(f"budget[{k!r}]", budget[k], allow_zero=False) for k in keys if k in budget}
 
 # %% ../../nbs/plan/problem.ipynb #a6f4570a
 @dataclass
@@ -138,14 +139,15 @@ class PlanProblem:
     def totals_many(self,
                     choices:np.ndarray,  # (plans × units) option indices
                    ) -> np.ndarray:
-        "(plans × 3): params, MACs and bytes kept under each row of `choices` (columns `KEY_COLUMN`), in one pass."
+        "(plans × keys): what each row of `choices` keeps of each budget key (columns `CostModel.column`), in one pass."
         sizes, spars, bits = self.states(choices)
         c = self.cm.tensor_costs(np.arange(spars.shape[1]), sizes, spars, bits).sum(1)
-        c[:, KEY_COLUMN['macs']] += self.other_macs(np.asarray(choices))
+        other = self.other_macs(np.asarray(choices))
+        for j in self.cm.weightless_columns: c[:, j] += other
         return c
 
     def totals(self, choice) -> np.ndarray:
-        "Params, MACs and bytes kept under `choice` (columns `KEY_COLUMN`): `totals_many` of one plan."
+        "What `choice` keeps of each budget key (columns `CostModel.column`): `totals_many` of one plan."
         return self.totals_many(np.asarray(choice)[None])[0]
 
     def other_macs(self, choices) -> np.ndarray:
@@ -157,9 +159,9 @@ class PlanProblem:
     def total_damage(self, choice) -> float: return float(self.damage[np.arange(len(choice)), choice].sum())
 
     def option_costs(self, choice) -> np.ndarray:
-        """(units × options × 3): the change of params, MACs and bytes if that unit alone switched to that option
+        """(units × options × keys): the change of each budget key if that unit alone switched to that option
         (+inf: no such option)."""
-        cm, out = self.cm, np.full(self.damage.shape + (3,), np.inf)
+        cm, out = self.cm, np.full(self.damage.shape + (len(self.cm.key_names),), np.inf)
         lay, grp = self.layers, self.groups
         sizes, spars, bits = self.state(choice)
         if len(lay.units):
@@ -174,7 +176,8 @@ class PlanProblem:
             M = grp.cuts.shape[1]
             costs = cm.tensor_costs(I[:, None], S, spars[I][:, None], bits[I][:, None]) * mask[:, None]
             out[grp.units, :M] = costs.sum(2) - now[:, None]
-            out[grp.units, :M, KEY_COLUMN['macs']] += grp.other_macs[rows, chosen][:, None] - grp.other_macs
+            removed = grp.other_macs[rows, chosen][:, None] - grp.other_macs     # attention's products, to MACs
+            for k in cm.weightless_columns: out[grp.units, :M, k] += removed
         out[~self.valid] = np.inf
         return out
 
@@ -183,7 +186,7 @@ class PlanProblem:
 def reachable(self:PlanProblem) -> dict:
     "The least each budget can be, in percent of dense: every unit at its strongest option."
     t = self.totals(self.strongest)
-    return {k: 100 * t[KEY_COLUMN[k]] / self.dense[k] for k in KEYS}
+    return {k: 100 * t[self.cm.column(k)] / self.dense[k] for k in self.cm.key_names}
 
 @patch
 def _short_message(self:PlanProblem, budget:dict, low:dict, short:list) -> str:
@@ -201,12 +204,13 @@ def _short_message(self:PlanProblem, budget:dict, low:dict, short:list) -> str:
 @patch
 def tie_broken(self:PlanProblem) -> np.ndarray:
     """The damage the solver minimises: each option's, plus a millionth of the damage scale times how much it
-    removes (of dense, summed over the keys), so that of equally damaging plans the one that compresses least wins."""
+    removes (of dense, summed over the built-in keys: a key attached changes no plan under the others), so that of
+    equally damaging plans the one that compresses least wins."""
     if self.ties is None:
         fin = np.abs(self.damage[self.valid])
         scale = 1e-6 * max(float(fin.max()) if fin.size else 0., 1e-6)
         dense = np.array([self.dense[k] for k in KEYS])
-        c = self.option_costs(np.zeros(len(self.units), dtype=int))
+        c = self.option_costs(np.zeros(len(self.units), dtype=int))[..., :len(KEYS)]    # the built-in keys come first
         removed = (np.where(self.valid[..., None], c, 0) / dense).sum(-1)
         self.ties = np.where(self.valid, self.damage - scale * removed, np.inf)
     return self.ties
@@ -219,7 +223,7 @@ def solve(self:PlanProblem,
          ) -> np.ndarray:
     "The option per unit of least predicted damage within `budget` (percent of dense per key)."
     keys = [k for k in budget if budget[k] < 100]            # 100% of dense: no limit
-    ki = [KEY_COLUMN[k] for k in keys]
+    ki = [self.cm.column(k) for k in keys]
     cap = np.array([budget[k] / 100 * self.dense[k] for k in keys])
     if not keys: return np.zeros(len(self.units), dtype=int)
     low = self.reachable()
@@ -337,7 +341,7 @@ def pair_work(self:PlanProblem) -> int:
 
 @patch
 def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
-    """(options of u × options of v × 3): params, MACs and bytes of the tensors `u` and `v` change, for each
+    """(options of u × options of v × keys): what the tensors `u` and `v` change keep of each key, for each
     combination of their options (the others as in `choice`)."""
     sizes, spars, bits = state
     lay, grp = self.layers, self.groups
@@ -361,7 +365,7 @@ def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
             p = int(np.searchsorted(T, lay.tensor[r]))
             sp[:, :, p], bt[:, :, p] = lay.sparsity[r, :M][at], lay.bits[r, :M][at]
     c = self.cm.tensor_costs(T, S, sp, bt).sum(2)
-    c[..., KEY_COLUMN['macs']] += other
+    for k in self.cm.weightless_columns: c[..., k] += other
     return c
 
 @patch

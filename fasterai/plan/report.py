@@ -52,8 +52,9 @@ def _sparse_lines(plan) -> list:
 def _budget_lines(plan) -> list:
     "One line per key: its budget (or free), what the plan keeps in percent, and of how much."
     def budget(k): return '≤ ' + format(plan.budget[k], 'g') + '%' if k in plan.budget else '(free)'
-    return [f"  {k:<6} {budget(k):>10}  planned {plan.percent[k]:7.3f}%  "
-            f"({plan.figures[k]:,.0f} of {plan.dense[k]:,.0f})" for k in KEYS]
+    keys, width = plan.costs.cost_keys, max(6, *[len(k) for k in plan.costs.key_names])
+    return [f"  {k.name:<{width}} {budget(k.name):>10}  planned {plan.percent[k.name]:7.3f}%  "
+            f"({plan.figures[k.name]:{k.fmt}} of {plan.dense[k.name]:{k.fmt}})" for k in keys]
 
 def _uncounted_lines(plan) -> list:
     "What the MAC count left out (`fasterai.core.counter`), each wrapped to the docs' column; none: no line."
