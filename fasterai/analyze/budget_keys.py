@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np
 import pandas as pd
+from ..core.units import check_flag
 
 # %% auto #0
 __all__ = ['COST_KEYS', 'KEYS', 'KEY_COLUMN', 'SCALES_WITH', 'TensorState', 'Counted', 'CostKey', 'per_layer_key']
@@ -52,6 +53,13 @@ class CostKey:
     weightless:bool=False   # the MACs of operations without a weight (attention's products) add to it, as to 'macs'
     fmt:str=',.0f'          # how a report writes its figures
     saved:dict|None=None    # the `per_layer_key` arguments that make it again (a cost model saves them), or None
+
+    def __post_init__(self):
+        check_flag('weightless', self.weightless)
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name={self.name!r} must be a non-empty string: what budgets call the key")
+        bad = [f for f in ('column', 'count') if not callable(getattr(self, f))]
+        if bad: raise ValueError(f"{bad} of key {self.name!r} must be callable: column(TensorState), count(Counted)")
 
 # %% ../../nbs/analyze/budget_keys.ipynb #bk000009
 def _params(s:TensorState) -> np.ndarray:

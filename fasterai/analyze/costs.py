@@ -19,8 +19,8 @@ from ..quantize.quantizer import Quantizer
 from .budget_keys import KEYS, KEY_COLUMN, COST_KEYS, TensorState, Counted, per_layer_key
 
 # %% auto #0
-__all__ = ['SPARSE_INDEX', 'Selection', 'CostModel', 'percent_of', 'merge_cost_models', 'WeightlessCuts', 'build_cost_model',
-           'measure']
+__all__ = ['SPARSE_INDEX', 'Selection', 'CostModel', 'TensorChanges', 'percent_of', 'merge_cost_models', 'WeightlessCuts',
+           'build_cost_model', 'measure']
 
 # %% ../../nbs/analyze/costs.ipynb #472ea3e9
 SPARSE_INDEX = (None, 'bitmask')        # how a sparsified tensor's positions are stored, beside its values
@@ -203,21 +203,56 @@ def prune_macs(self:CostModel,
     if not self.count_other: return 0.                    # counted apart
     return self.arrays().prune_macs.get((group, float(level)), 0.)
 
+@dataclass
+class TensorChanges:
+    "What a `Selection` changes, tensor by tensor (`CostModel.changes`): cuts, sparsity, bits, weightless MACs."
+    cut:np.ndarray       # tensor index of each cut (a tensor several groups cut appears once per group)
+    removed:np.ndarray   # cuts × axes: the channels each cut removes
+    sparsity:dict        # tensor index -> percent of its values zeroed
+    bits:dict            # tensor index -> bits per value
+    weightless:float     # MACs of weightless operations (attention's products) the cuts remove (0: counted apart)
+
+@patch
+def changes(self:CostModel,
+            sel:Selection,   # what is compressed: pruning, sparsity and bits per group or layer
+           ) -> TensorChanges:
+    ("What `sel` changes, tensor by tensor: the one place a selection's fields are read (`state` and the planner's "
+     "option arrays both start here).")
+    cuts = [self.prune_removed(g, p) for g, p in sel.pruning.items() if p]
+    axes = self.arrays().shapes.shape[1]
+    return TensorChanges(np.concatenate([i for i, _ in cuts]) if cuts else np.zeros(0, dtype=int),
+                         np.concatenate([r for _, r in cuts]) if cuts else np.zeros((0, axes)),
+                         {self.layers[l]: s for l, s in sel.sparsity.items()},
+                         {self.layers[l]: b for l, b in sel.bits.items()},
+                         sum(self.prune_macs(g, p) for g, p in sel.pruning.items() if p))
+
 @patch
 def state(self:CostModel,
-          sel:Selection,   # what is compressed: pruning, sparsity and bits per group or layer
+          sel:Selection|TensorChanges,   # what is compressed, or what it changes (`changes`)
          ) -> tuple:
     "`(sizes, sparsity, bits)` of every tensor under `sel`: sizes tensors × axes, sparsity in percent, bits."
+    ch = sel if isinstance(sel, TensorChanges) else self.changes(sel)
+    sizes, spars, bits = self.states(1, (np.zeros(len(ch.cut), dtype=int), ch.cut, ch.removed),
+                                     ([0] * len(ch.sparsity), list(ch.sparsity), list(ch.sparsity.values())),
+                                     ([0] * len(ch.bits), list(ch.bits), list(ch.bits.values())))
+    return sizes[0], spars[0], bits[0]
+
+@patch
+def states(self:CostModel,
+           n:int=1,          # plans
+           cut=None,         # `(plans, tensors, channels removed)`: index arrays and what each cut removes (× axes)
+           sparsity=None,    # `(plans, tensors, percent)`: the sparsity each plan gives these tensors
+           bits=None,        # `(plans, tensors, bits)`: the bits per value each plan gives these tensors
+          ) -> tuple:
+    ("`(sizes, sparsity, bits)` of every tensor in each of `n` plans (plans × tensors (× axes)): the dense model's, "
+     "cut and set as given. The one place tensor states are composed (`state`, and the planner's `states`).")
     a = self.arrays()
-    sizes = a.shapes.copy()
-    for g, p in sel.pruning.items():
-        if p:
-            idx, rem = self.prune_removed(g, p)
-            sizes[idx] -= rem
-    spars, bits = np.zeros(len(sizes)), a.bits.copy()
-    for l, s in sel.sparsity.items(): spars[self.layers[l]] = s
-    for l, b in sel.bits.items(): bits[self.layers[l]] = b
-    return sizes, spars, bits
+    sizes = np.broadcast_to(a.shapes, (n,) + a.shapes.shape).copy()
+    spars, nbits = np.zeros((n, len(a.bits))), np.broadcast_to(a.bits, (n, len(a.bits))).copy()
+    if cut is not None: np.subtract.at(sizes, tuple(cut[:2]), cut[2])    # several cuts of one tensor add up
+    if sparsity is not None: spars[tuple(sparsity[:2])] = sparsity[2]
+    if bits is not None: nbits[tuple(bits[:2])] = bits[2]
+    return sizes, spars, nbits
 
 @patch
 def tensor_costs(self:CostModel,
@@ -239,16 +274,25 @@ def tensor_costs(self:CostModel,
     return np.stack(np.broadcast_arrays(*[k.column(state) for k in self.cost_keys]), -1)
 
 @patch
+def kept(self:CostModel,
+         sizes,          # every tensor's sizes along each axis (plans... × tensors × axes)
+         spars,          # their sparsity, percent (plans... × tensors)
+         bits,           # their bits per value (plans... × tensors)
+         weightless=0.,  # MACs of weightless operations the plans' cuts remove (plans...)
+        ) -> np.ndarray:
+    ("`(plans..., keys)`: what a whole model keeps of each budget key at these tensor states (columns `column`): "
+     "`tensor_costs` summed, plus the weightless operations' MACs left.")
+    c = self.tensor_costs(np.arange(sizes.shape[-2]), sizes, spars, bits).sum(-2)
+    for j in self.weightless_columns: c[..., j] += (self.other_macs - weightless) * self.count_other   # 0: apart
+    return c
+
+@patch
 def figures(self:CostModel,
             sel:Selection|None=None,  # what is compressed (None: nothing, the dense model)
            ) -> dict:
     "What the model keeps of each budget key (params, MACs, bytes, any attached) under `sel` (None: uncompressed)."
-    sizes, spars, bits = self.state(sel or Selection())
-    c = self.tensor_costs(np.arange(len(sizes)), sizes, spars, bits).sum(0)
-    if self.count_other:
-        pruned = sum(self.prune_macs(g, p) for g, p in (sel.pruning if sel else {}).items() if p)
-        for j in self.weightless_columns: c[j] += self.other_macs - pruned
-    return dict(zip(self.key_names, map(float, c)))
+    ch = self.changes(sel or Selection())
+    return dict(zip(self.key_names, map(float, self.kept(*self.state(ch), ch.weightless))))
 
 @patch
 def removed(self:CostModel,

@@ -9,4 +9,6 @@ __all__ = []
 from .plan import plan_compression, Plan, Verification, pareto_front
 from .problem import InfeasibleBudget
 from .comparison import compare, Comparison
-__all__ = ['plan_compression', 'Plan', 'Verification', 'pareto_front', 'InfeasibleBudget', 'compare', 'Comparison']
+from ..analyze.budget_keys import per_layer_key
+__all__ = ['plan_compression', 'Plan', 'Verification', 'pareto_front', 'InfeasibleBudget', 'compare', 'Comparison',
+           'per_layer_key']

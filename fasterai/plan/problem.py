@@ -40,6 +40,10 @@ class LayerOptions:
     sparsity:np.ndarray   # layer units × options: the weight's sparsity under each option, percent
     bits:np.ndarray       # layer units × options: the weight's bits per value under each option
 
+    def at(self, rows, options) -> tuple:
+        "`(sparsity, bits)` the layer units `rows` (rows of these arrays) give their weight at `options` (broadcast)."
+        return self.sparsity[rows, options], self.bits[rows, options]
+
 @dataclass
 class GroupOptions:
     "The options of the units that are pruning groups, as arrays: the channels each option cuts from each tensor."
@@ -49,33 +53,40 @@ class GroupOptions:
     cuts:np.ndarray        # groups × options × width × axes: the channels each option removes from each tensor
     other_macs:np.ndarray  # groups × options: MACs of weightless operations (attention's products) each removes
 
+    def removed(self, rows, options, instead=None) -> tuple:
+        """`(channels, weightless MACs)` the groups `rows` (rows of these arrays) remove at `options` (broadcast), less
+        what they remove at `instead` (None: from the dense model); channels: ... × width × axes, 0 on the padding."""
+        cut, macs = self.cuts[rows, options], self.other_macs[rows, options]
+        if instead is None: return cut, macs
+        return cut - self.cuts[rows, instead], macs - self.other_macs[rows, instead]
+
 def _layer_options(units:list, idx:np.ndarray, sels:list, costs:CostModel, M:int) -> LayerOptions:
-    "`LayerOptions` of the units `idx` (layers), from their options' selections `sels`; `M` options at most."
+    """`LayerOptions` of the units `idx` (layers), from what their options' selections `sels` change
+    (`CostModel.changes`); `M` options at most."""
     bits0 = costs.arrays().bits
     tensor = np.array([costs.layers[units[i].name] for i in idx], dtype=int)
     sparsity = np.zeros((len(idx), M))
     bits = np.tile(bits0[tensor][:, None], (1, M))
     for r, i in enumerate(idx):
-        l = units[i].name
+        t = int(tensor[r])
         for j, s in enumerate(sels[i]):
-            sparsity[r, j] = s.sparsity.get(l, 0.)
-            bits[r, j] = s.bits.get(l, bits0[tensor[r]])
+            ch = costs.changes(s)
+            sparsity[r, j] = ch.sparsity.get(t, 0.)
+            bits[r, j] = ch.bits.get(t, bits0[t])
     return LayerOptions(idx, tensor, sparsity, bits)
 
 def _group_options(units:list, idx:np.ndarray, sels:list, costs:CostModel) -> GroupOptions:
-    "`GroupOptions` of the units `idx` (pruning groups), from their options' selections `sels`."
-    def level(i, s): return s.pruning[units[i].name]
-    parts = [[costs.prune_removed(units[i].name, level(i, s)) if s.pruning else None for s in sels[i]] for i in idx]
-    touched = [sorted({int(x) for p in ps if p is not None for x in p[0]}) for ps in parts]
-    width, M = max([len(t) for t in touched] + [1]), max([len(ps) for ps in parts] + [1])
+    "`GroupOptions` of the units `idx` (pruning groups), from what their options' selections `sels` change."
+    changes = [[costs.changes(s) for s in sels[i]] for i in idx]
+    touched = [sorted({int(x) for c in cs for x in c.cut}) for cs in changes]
+    width, M = max([len(t) for t in touched] + [1]), max([len(cs) for cs in changes] + [1])
     tensors, mask = np.zeros((len(idx), width), dtype=int), np.zeros((len(idx), width))
     cuts = np.zeros((len(idx), M, width, costs.arrays().shapes.shape[1]))
-    other = [[costs.prune_macs(units[i].name, level(i, s)) if s.pruning else 0. for s in sels[i]]
-             + [0.] * (M - len(sels[i])) for i in idx]
-    for r, (ps, tt) in enumerate(zip(parts, touched)):
+    other = [[float(c.weightless) for c in cs] + [0.] * (M - len(cs)) for cs in changes]
+    for r, (cs, tt) in enumerate(zip(changes, touched)):
         tensors[r, :len(tt)], mask[r, :len(tt)] = tt, 1.
-        for j, p in enumerate(ps):
-            if p is not None: cuts[r, j, np.searchsorted(tt, p[0])] = p[1]
+        for j, c in enumerate(cs):
+            if len(c.cut): cuts[r, j, np.searchsorted(tt, c.cut)] = c.removed
     return GroupOptions(idx, tensors, mask, cuts, np.array(other).reshape(len(idx), M))
 
 class PlanProblem:
@@ -117,20 +128,17 @@ class PlanProblem:
     def states(self, choices) -> tuple:
         """`(sizes, sparsity, bits)` of every tensor under each row of `choices` (plans × units): what
         `CostModel.state` gives for each plan's selection, read from the arrays; plans × tensors (× axes)."""
-        a, lay, grp = self.cm.arrays(), self.layers, self.groups
+        lay, grp = self.layers, self.groups
         choices = np.asarray(choices)
-        n = len(choices)
-        sizes = np.broadcast_to(a.shapes, (n,) + a.shapes.shape).copy()
-        spars = np.zeros((n, len(a.bits)))
-        bits = np.broadcast_to(a.bits, (n, len(a.bits))).copy()
+        plans = np.arange(len(choices))[:, None]
+        cut = sparsity = bits = None
         if len(grp.units):
-            cut = grp.cuts[np.arange(len(grp.units)), choices[:, grp.units]] * grp.mask[..., None]
-            np.subtract.at(sizes, (np.arange(n)[:, None, None], grp.tensors[None]), cut)
+            removed = grp.removed(np.arange(len(grp.units)), choices[:, grp.units])[0]
+            cut = (plans[..., None], grp.tensors[None], removed)
         if len(lay.units):
-            r = np.arange(len(lay.units))
-            spars[:, lay.tensor] = lay.sparsity[r, choices[:, lay.units]]
-            bits[:, lay.tensor] = lay.bits[r, choices[:, lay.units]]
-        return sizes, spars, bits
+            s, b = lay.at(np.arange(len(lay.units)), choices[:, lay.units])
+            sparsity, bits = (plans, lay.tensor[None], s), (plans, lay.tensor[None], b)
+        return self.cm.states(len(choices), cut, sparsity, bits)
 
     def state(self, choice) -> tuple:
         "`(sizes, sparsity, bits)` of every tensor under `choice`: `states` of one plan."
@@ -140,21 +148,16 @@ class PlanProblem:
                     choices:np.ndarray,  # (plans × units) option indices
                    ) -> np.ndarray:
         "(plans × keys): what each row of `choices` keeps of each budget key (columns `CostModel.column`), in one pass."
-        sizes, spars, bits = self.states(choices)
-        c = self.cm.tensor_costs(np.arange(spars.shape[1]), sizes, spars, bits).sum(1)
-        other = self.other_macs(np.asarray(choices))
-        for j in self.cm.weightless_columns: c[:, j] += other
-        return c
+        return self.cm.kept(*self.states(choices), self.weightless(np.asarray(choices)))
 
     def totals(self, choice) -> np.ndarray:
         "What `choice` keeps of each budget key (columns `CostModel.column`): `totals_many` of one plan."
         return self.totals_many(np.asarray(choice)[None])[0]
 
-    def other_macs(self, choices) -> np.ndarray:
-        "MACs of the weightless operations (attention's products) kept under each row of `choices` (0: counted apart)."
+    def weightless(self, choices) -> np.ndarray:
+        "MACs of the weightless operations (attention's products) each row of `choices` removes."
         grp = self.groups
-        removed = grp.other_macs[np.arange(len(grp.units)), choices[:, grp.units]].sum(-1)
-        return (self.cm.other_macs - removed) * self.cm.count_other     # 0 when counted apart
+        return grp.removed(np.arange(len(grp.units)), choices[:, grp.units])[1].sum(-1)
 
     def total_damage(self, choice) -> float: return float(self.damage[np.arange(len(choice)), choice].sum())
 
@@ -165,19 +168,18 @@ class PlanProblem:
         lay, grp = self.layers, self.groups
         sizes, spars, bits = self.state(choice)
         if len(lay.units):
-            t = lay.tensor
+            t, M = lay.tensor, lay.sparsity.shape[1]
             now = cm.tensor_costs(t, sizes[t], spars[t], bits[t])
-            out[lay.units] = cm.tensor_costs(t[:, None], sizes[t][:, None, :], lay.sparsity, lay.bits) - now[:, None]
+            s, b = lay.at(np.arange(len(t))[:, None], np.arange(M)[None])
+            out[lay.units] = cm.tensor_costs(t[:, None], sizes[t][:, None, :], s, b) - now[:, None]
         if len(grp.units):
-            I, mask = grp.tensors, grp.mask[..., None]
+            I, mask, M = grp.tensors, grp.mask[..., None], grp.cuts.shape[1]
             rows, chosen = np.arange(len(grp.units)), choice[grp.units]
             now = (cm.tensor_costs(I, sizes[I], spars[I], bits[I]) * mask).sum(1)
-            S = (sizes[I] + grp.cuts[rows, chosen])[:, None] - grp.cuts
-            M = grp.cuts.shape[1]
-            costs = cm.tensor_costs(I[:, None], S, spars[I][:, None], bits[I][:, None]) * mask[:, None]
-            out[grp.units, :M] = costs.sum(2) - now[:, None]
-            removed = grp.other_macs[rows, chosen][:, None] - grp.other_macs     # attention's products, to MACs
-            for k in cm.weightless_columns: out[grp.units, :M, k] += removed
+            cut, macs = grp.removed(rows[:, None], np.arange(M)[None], chosen[:, None])
+            costs = cm.tensor_costs(I[:, None], sizes[I][:, None] - cut, spars[I][:, None], bits[I][:, None])
+            out[grp.units, :M] = (costs * mask[:, None]).sum(2) - now[:, None]
+            for k in cm.weightless_columns: out[grp.units, :M, k] -= macs     # attention's products, to MACs
         out[~self.valid] = np.inf
         return out
 
@@ -357,13 +359,13 @@ def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
         r = np.searchsorted(grp.units, w)
         if r < len(grp.units) and grp.units[r] == w:                 # a pruning group: the channels each option removes
             cnt = int(grp.mask[r].sum())
-            delta = grp.cuts[r, choice[w], :cnt][None] - grp.cuts[r, :M, :cnt]
-            S[:, :, np.searchsorted(T, grp.tensors[r, :cnt])] += delta[at]
-            other -= grp.other_macs[r, :M][at]
+            cut = grp.removed(r, np.arange(M), choice[w])[0]        # ... more than its option in `choice` does
+            S[:, :, np.searchsorted(T, grp.tensors[r, :cnt])] -= cut[:, :cnt][at]
+            other -= grp.removed(r, np.arange(M))[1][at]
         else:                                                        # a layer: its sparsity and bits
             r = int(np.searchsorted(lay.units, w))
             p = int(np.searchsorted(T, lay.tensor[r]))
-            sp[:, :, p], bt[:, :, p] = lay.sparsity[r, :M][at], lay.bits[r, :M][at]
+            sp[:, :, p], bt[:, :, p] = (x[at] for x in lay.at(r, np.arange(M)))
     c = self.cm.tensor_costs(T, S, sp, bt).sum(2)
     for k in self.cm.weightless_columns: c[..., k] += other
     return c
