@@ -51,11 +51,13 @@ class CostKey:
     column:Callable         # column(TensorState) -> per tensor, what the tensors keep of it under the plan
     count:Callable          # count(Counted) -> what a compressed model keeps of it, counted on the model
     weightless:bool=False   # the MACs of operations without a weight (attention's products) add to it, as to 'macs'
+    follows_macs:bool=False # it follows MACs: with dense kernels only pruning lowers it (a budget error says so)
     fmt:str=',.0f'          # how a report writes its figures
     saved:dict|None=None    # the `per_layer_key` arguments that make it again (a cost model saves them), or None
 
     def __post_init__(self):
         check_flag('weightless', self.weightless)
+        check_flag('follows_macs', self.follows_macs)
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name={self.name!r} must be a non-empty string: what budgets call the key")
         bad = [f for f in ('column', 'count') if not callable(getattr(self, f))]
@@ -91,7 +93,8 @@ def _count_bytes(c:Counted) -> float:
 COST_KEYS = (    # the built-in budget keys, in their columns' order: a new one is one more entry
     CostKey('params', "non-zero parameters (weights, biases, norms)", _params, _count_params),
     CostKey('macs', "multiply-accumulates of one forward on the sample: what dense kernels run (zeros included), "
-                    "or the non-zero weights' only with sparse_macs", _macs, _count_macs, weightless=True),
+                    "or the non-zero weights' only with sparse_macs", _macs, _count_macs, weightless=True,
+            follows_macs=True),
     CostKey('bytes', "stored bytes: non-zero values × their bits / 8 (+ one bit per position with "
                      "sparse_index='bitmask')", _bytes, _count_bytes))
 KEYS = tuple(k.name for k in COST_KEYS)               # the built-in keys' names
@@ -156,4 +159,5 @@ def per_layer_key(name:str,               # what budgets call it, e.g. 'latency_
     table = {l: float(v) for l, v in table.items()}
     doc = doc or f"{name} of {len(table)} layers from your table, each × the share of its MACs kept"
     saved = {'name': name, 'table': table, 'scales_with': scales_with, 'doc': doc}
-    return CostKey(name, doc, _TableColumn(table), _TableCount(name, table), fmt=',.4g', saved=saved)
+    return CostKey(name, doc, _TableColumn(table), _TableCount(name, table), follows_macs=scales_with == 'macs',
+                   fmt=',.4g', saved=saved)

@@ -196,10 +196,13 @@ def _short_message(self:PlanProblem, budget:dict, low:dict, short:list) -> str:
     why = [f"budget {k}={budget[k]:g}% cannot be met: the smallest reachable is {low[k]:.4g}%" for k in short]
     msg = ', '.join(why) + (" (every unit at its strongest level; more levels in the sweeps, or extrapolate=True, "
                             "reach further)")
-    if 'macs' in short and not self.cm.sparse_macs:
+    follows = [k for k in short if self.cm.cost_keys[self.cm.column(k)].follows_macs]    # MACs, a latency table
+    if follows and not self.cm.sparse_macs:
         pruned = any(plan_kinds[u.kinds[0]].per_group for u in self.units)
         how = "the pruning sweep's strongest levels reach the figure above" if pruned else "add a pruning sweep"
-        msg += (f". MACs are what dense kernels run: only pruning lowers them, sparsity's zeros do not ({how}); "
+        others = [k for k in follows if k != 'macs']
+        also = f" ({', '.join(others)} {'follows' if len(others) == 1 else 'follow'} them)" if others else ''
+        msg += (f". MACs are what dense kernels run{also}: only pruning lowers them, sparsity's zeros do not ({how}); "
                 f"pass sparse_macs=True if your runtime skips zeros")
     return msg
 
