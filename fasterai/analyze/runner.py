@@ -375,7 +375,7 @@ def _measure_share(share:list, n_levels:int, r:Ranks, steps:int, verbose:bool, m
     pb.end()
     return out
 
-def run_units(comp,                        # a `Compression` (prepared and closed here)
+def run_units(comp,                        # a kind's session (`bind`): prepared and closed here
               levels:list,                 # checked levels, mildest first
               evaluator,                   # `baseline()`, `compressed(touched)`; its `data_digest`, `model` if any
               *,
