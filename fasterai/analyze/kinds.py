@@ -200,7 +200,9 @@ class Compression:
     def close(self):
         "Release what the session registered on its `stack` (`prepare`, `run_sample`); called also after an error."
         if self.stack is not None: self.stack.close()
-    def __enter__(self): return self
+    def __enter__(self):
+        if self.setup is None: raise TypeError(f"{self!r} is a configuration: `with` its session, `bind(setup)`")
+        return self
     def __exit__(self, *exc): self.close()
 
     @classmethod
