@@ -222,6 +222,7 @@ class Compression:
                 raise ValueError(f"{k}={v!r} does not apply to compression={cls.name!r} (its options: "
                                  f"{list(own) or 'none'})")
         return {n: options.get(n, o.default) for n, o in own.items()}
+
     @classmethod
     def check_level(cls, level, name:str='level'):
         "Validate one level in the kind's unit (percent 0–100, or bits 2–16)."
