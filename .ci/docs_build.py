@@ -142,10 +142,17 @@ def _exported(sym):
             except Exception: return None
     return None
 
+def _documented(sym):
+    """Where `sym`'s parameter comments are: a dataclass that writes its own `__init__` (`init=False`, e.g. a kind's
+    configuration) documents them there, not on its fields (docments reads a dataclass' fields)."""
+    dc = getattr(sym, '__dataclass_params__', None) if inspect.isclass(sym) else None
+    return sym.__init__ if dc is not None and not dc.init else sym
+
 def param_table(sym, sig: inspect.Signature, skip_self: bool) -> str:
     "The Type | Default | Details markdown table of `sym`'s parameters (docments give the details)."
     from fastcore.docments import docments
-    try: docs = docments(sym, full=False, returns=True, args_kwargs=True)   # else a `**kwargs` comment reads as the return's
+    # args_kwargs: else a `**kwargs` comment reads as the return's
+    try: docs = docments(_documented(sym), full=False, returns=True, args_kwargs=True)
     except (OSError, TypeError): docs = {}          # no source to read comments from (a builtin, a C type)
     if not any(docs.values()) and (exported := _exported(sym)) is not None:
         try: docs = docments(exported, full=False, returns=True, args_kwargs=True)

@@ -14,7 +14,6 @@ from ..core.granularity import Granularities, WeightUnit
 from .costs import Selection
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits, check_flag
-from ..core.model import ModelGuard
 from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier
 from ..core.inputs import run_model, input_shape, to_device, tensors_of
 from .kinds import (first_item, LevelUnit, PERCENT, BITS, Option, Unit, AnalysisSetup, compressions,
@@ -45,13 +44,17 @@ class _WeightEdit(Compression):
     "Base of kinds that rewrite one layer's weight in place and restore it from a copy."
     def prepare(self):
         self._orig, self._edited, self._buf = (None, None), None, None
-        self._guard = ModelGuard.active(self.setup.model)  # its copy of each weight, when the analysis runs inside one
+        self.stack.callback(self._release)             # on close: the last edit undone, the copies let go
+
+    def _release(self):
+        self.undo()
+        self._orig, self._buf = (None, None), None
 
     def _original(self, name:str) -> torch.Tensor:
         "The original weight of layer `name`: the guard's copy, or copied once per layer into a shared buffer."
         if self._orig[0] != name:
             w = self.setup.layers[name].weight
-            o = None if self._guard is None else self._guard.original(w)
+            o = None if self.guard is None else self.guard.original(w)  # the analysis' guard keeps a copy of each
             if o is None:
                 w, b = w.detach(), self._buf
                 if b is None:                          # room for the largest weight
@@ -68,9 +71,6 @@ class _WeightEdit(Compression):
         with torch.no_grad(): m.weight.copy_(self._orig[1])
         self._edited = None
 
-    def close(self):
-        self.undo()
-        self._orig, self._buf = (None, None), None
 
 # %% ../../nbs/analyze/compressions.ipynb #244f2b4f
 @register_compression
@@ -108,6 +108,9 @@ class SparsityCompression(_WeightEdit):
         self._scratch = MaskScratch(max(w.numel() for w in ws)) if all(w.device.type == 'cpu' for w in ws) else None
         # Wanda: one calibration pass, before any layer changes
         self.setup.criteria.bind(self.setup.model, self.setup.layers)
+        self.stack.callback(self._forget_scores)
+
+    def _forget_scores(self): self._scores, self._scratch = (None, None), None
 
     def _layer_scores(self, name:str, m:nn.Module) -> torch.Tensor:
         if self._scores[0] != name:
@@ -130,9 +133,6 @@ class SparsityCompression(_WeightEdit):
             out['channels_removed'] = n_zeroed(scores.numel(), level)
         return out
 
-    def close(self):
-        super().close()
-        self._scores, self._scratch = (None, None), None
 
 def _masked(src:torch.Tensor, keep:torch.Tensor, dst:torch.Tensor):
     "`dst = src * keep` in one pass (NumPy on the CPU: ~2x faster than torch's mixed-dtype product)."
@@ -199,6 +199,7 @@ class QuantizationCompression(_WeightEdit):
             data = [s.sample] if s.calibration_data is None else calibration_batches(s.calibration_data)
             dev = next(iter(s.layers.values())).weight.device
             self.ranges = calibrate_ranges(s.model, s.layers, (to_device(b, dev) for b in data), strict=False)
+        self.stack.callback(self._warn_off_grid)
 
     def units(self) -> list[Unit]:
         "One unit per layer; with `quant_activations`, a layer whose output no hook sees is left out, with the reason."
@@ -235,9 +236,8 @@ class QuantizationCompression(_WeightEdit):
             self._float32 = None
         super().undo()
 
-    def close(self):
-        super().close()
-        if getattr(self, '_off_grid', None):
+    def _warn_off_grid(self):
+        if self._off_grid:
             warnings.warn(f"half precision cannot hold the integer grid of weight parameters "
                           f"{sorted(self._off_grid)[:5]} at the widths measured: their parent module uses them "
                           f"directly, so they were measured written back off the grid (by up to a third of a step), "
@@ -264,8 +264,6 @@ class PruningCompression(Compression):
         p.prune_model()
         return p
 
-    pruner, _cm, _reuse = None, None, None
-
     def run_sample(self, inputs):
         ("Build the Pruner on `inputs` (torch-pruning's trace, with grad enabled by `fasterai.core.graph`); then watch "
          "the modules whose products a cut may change unseen.")
@@ -276,7 +274,7 @@ class PruningCompression(Compression):
     def _watch(self):
         ("Record the input shapes of each module that runs weightless products with no weight of its own (a rotary "
          "embedding), at every evaluation: the cost model reads from them whether a cut changed its products.")
-        self.shapes, self._key, self._hooks = {}, None, []
+        self.shapes, self._key = {}, None
         owners = {} if self.setup.counted is None else self.setup.counted.attrs.get('weightless', {})
         mods = dict(self.setup.model.named_modules())
         for name in owners:
@@ -285,14 +283,15 @@ class PruningCompression(Compression):
             def seen(module, args, kwargs, name=name):
                 key = (name, self._key)
                 if key not in self.shapes: self.shapes[key] = [tuple(t.shape) for t in tensors_of((args, kwargs))]
-            self._hooks.append(m.register_forward_pre_hook(seen, with_kwargs=True))
+            self.stack.callback(m.register_forward_pre_hook(seen, with_kwargs=True).remove)   # removed on close
 
     def prepare(self):
-        self._cm, self.cuts = None, {}
+        self.cuts = {}
         self._shapes = {n: tuple(p.shape) for n, p in self.setup.model.named_parameters()}
-        if self.pruner is None: self.run_sample(first_item(self.setup.sample))   # the sample did not run here yet
-        self._reuse = self.pruner.reuse_scores()       # the weights never change: score each group once
-        self._reuse.__enter__()
+        if getattr(self, 'pruner', None) is None:      # the sample did not run here yet
+            self.run_sample(first_item(self.setup.sample))
+        self.stack.enter_context(self.pruner.reuse_scores())  # the weights never change: score each group once
+        self._cut = self.stack.enter_context(contextlib.ExitStack())   # a unit's cut: undone by `undo`, or on close
         self.pruner.score_groups()                     # every group's scores to the host in one transfer
 
     def units(self) -> list[Unit]:
@@ -310,9 +309,8 @@ class PruningCompression(Compression):
         return sorted(units, key=lambda u: order[u.names[0]])
 
     def apply(self, unit:Unit, level) -> dict:
-        cm = self.pruner.pruned({unit.group: level})
-        info = cm.__enter__()
-        self._cm, self._key = cm, (unit.group, float(level))
+        info = self._cut.enter_context(self.pruner.pruned({unit.group: level}))
+        self._key = (unit.group, float(level))
         self.cuts[(unit.group, float(level))] = [                       # read from shapes, for the costs
             [n, ax, s0 - s1] for n, p in self.setup.model.named_parameters()
             for ax, (s0, s1) in enumerate(zip(self._shapes[n], p.shape)) if s0 != s1]
@@ -321,17 +319,12 @@ class PruningCompression(Compression):
                 'indices': info.indices.get(unit.group, [])}   # the root's removed channels (for estimates)
 
     def undo(self):
-        cm, self._cm, self._key = self._cm, None, None
-        if cm is not None: cm.__exit__(None, None, None)
+        self._key = None
+        self._cut.close()
 
     def cost_sources(self) -> dict:
         ("The cuts the measurements made and the Pruner that made them: the cost model reads them instead of pruning "
          "again.")
-        return {'pruner': self.pruner, 'cuts': dict(getattr(self, 'cuts', {})),
+        return {'pruner': getattr(self, 'pruner', None), 'cuts': dict(getattr(self, 'cuts', {})),
                 'shapes': dict(getattr(self, 'shapes', {}))}
 
-    def close(self):
-        self.undo()
-        if self._reuse is not None: self._reuse.__exit__(None, None, None)
-        for h in getattr(self, '_hooks', []): h.remove()
-        self._reuse, self._hooks = None, []            # the Pruner stays: `cost_sources`

@@ -302,13 +302,14 @@ def estimate_sensitivity(model:nn.Module,                 # the model (given bac
         sel = select_layers(model, layers, cls.weight_units)
         batches = data_batches(data, n_batches)
         setup = AnalysisSetup(model, sel, None, criteria)
-        comp = cfg.bind(setup)
+        guard = ModelGuard(model)
+        comp = cfg.bind(setup, guard)                  # the session reads the guard's copies of the weights
         comp.validate()
         pnames = {id(p): n for n, p in model.named_parameters()}
         names = _grad_names(model, sel, pnames, cls.structured)
         params = dict(model.named_parameters())
         saved = [(p, p.grad, p.requires_grad) for p in model.parameters()]
-        with ModelGuard(model) as guard:
+        with guard:
             try:
                 first = next(batches, None)
                 if first is None: raise ValueError("data yielded no batch: nothing to estimate from")

@@ -5,11 +5,15 @@
 # %% ../../nbs/analyze/kinds.ipynb #55d85ae3
 from __future__ import annotations
 import contextlib, numbers
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, FrozenInstanceError
+from types import MappingProxyType
+from typing import ClassVar
 import torch
 import torch.nn as nn
 from .costs import Selection
 from ..core.criteria import Criteria, large_final
+from ..core.model import ModelGuard
 from ..core.units import check_percent, check_bits, check_flag
 
 # %% auto #0
@@ -112,6 +116,10 @@ def register_compression(cls):
         raise ValueError(f"{cls.__name__}.name must be a non-empty str: its registry key")
     if not isinstance(cls.unit, LevelUnit):
         raise TypeError(f"{cls.__name__}.unit must be a LevelUnit (PERCENT or BITS), got {cls.unit!r}")
+    if not all(isinstance(o, Option) for o in cls.options):
+        raise TypeError(f"{cls.__name__}.options must be a tuple of Option, got {cls.options!r}")
+    if any(o.name == 'options' for o in cls.options):
+        raise ValueError(f"{cls.__name__}: no option may be named 'options' (the keyword that takes them all)")
     for l in cls.default_levels: cls.check_level(l, f"{cls.__name__}.default_levels")
     for l in cls.sweep_levels or (): cls.check_level(l, f"{cls.__name__}.sweep_levels")
     compressions[cls.name] = cls
@@ -128,33 +136,74 @@ def option_names() -> list[str]:
     "Every option of every registered kind, each once, in registry order."
     return list(dict.fromkeys(o.name for c in compressions.values() for o in c.options))
 
+@dataclass(init=False, repr=False, eq=False)
 class Compression:
-    ("A kind of compression: its options, unit and labels (a config); bound to an analysis, it compresses one unit at "
-     "a time and undoes it exactly.")
-    name:str = ''                     # registry key, e.g. 'sparsity'
-    unit:LevelUnit = PERCENT          # what a level counts: `PERCENT` (0–100) or `BITS` (2–16)
-    options:tuple = ()                # its `Option`s: keywords of `analyze`/`sweep`
-    default_levels:tuple = ()         # the levels of a full sweep: the command line's default, the planner's range
-    sweep_levels:tuple|None = None    # the levels of `sweep()` given none (None: `default_levels`)
-    default_target:float|None = None  # command line: overall percent of targets.json (None: it writes none)
-    targets_hint:str|None = None      # command line: how to apply targets.json, '{path}' standing for its path
-    structured:bool = False           # units are coupled groups (`Unit.group`): one measurement, one target
-    reduces:tuple = ()                # what it makes the model keep less of: 'params', 'macs', 'bytes' (budgets)
-    uses_criteria:bool = True         # ranks weights/filters with the analysis' criteria (recorded in `settings`)
-    plan_order:int|None = None        # planner: when a plan applies it, lower first (None: no plan chooses it)
-    levels_between:bool = True        # planner: levels between (and beyond) the measured ones exist (N:M: False)
-    weight_units:bool = True          # its units include weights that are not a layer's `.weight` (units=True)
+    ("A kind of compression. Configured (`SparsityCompression(granularity='kernel')`), a frozen value; bound to an "
+     "analysis (`bind`), a session that compresses one unit at a time and undoes it exactly.")
+    options:Mapping = ()  # on the class: its `Option`s (keywords of `analyze`/`sweep`); on an object: their values
+    name:ClassVar[str] = ''                     # registry key, e.g. 'sparsity'
+    unit:ClassVar[LevelUnit] = PERCENT          # what a level counts: `PERCENT` (0–100) or `BITS` (2–16)
+    default_levels:ClassVar[tuple] = ()         # the levels of a full sweep: the command line's default, the planner's
+    sweep_levels:ClassVar[tuple|None] = None    # the levels of `sweep()` given none (None: `default_levels`)
+    default_target:ClassVar[float|None] = None  # command line: overall percent of targets.json (None: it writes none)
+    targets_hint:ClassVar[str|None] = None      # command line: how to apply targets.json, '{path}' for its path
+    structured:ClassVar[bool] = False           # units are coupled groups (`Unit.group`): one measurement, one target
+    reduces:ClassVar[tuple] = ()                # what it makes the model keep less of: 'params', 'macs', 'bytes'
+    uses_criteria:ClassVar[bool] = True         # ranks weights/filters with the analysis' criteria (in `settings`)
+    plan_order:ClassVar[int|None] = None        # planner: when a plan applies it, lower first (None: never planned)
+    levels_between:ClassVar[bool] = True        # planner: levels between (and beyond) the measured ones exist
+    weight_units:ClassVar[bool] = True          # its units include weights that are not a layer's `.weight`
+    setup:ClassVar[AnalysisSetup|None] = None   # a session's analysis (None: a configuration)
+    guard:ClassVar[ModelGuard|None] = None      # a session's `ModelGuard`, when the analysis runs inside one
+    stack:ClassVar[contextlib.ExitStack|None] = None  # a session's `ExitStack`: what `prepare` built, closed by `close`
 
     def __init__(self,
-                 setup:AnalysisSetup|None=None,   # the analysis to work on (None: a config for `analyze`/`sweep`)
-                 **options):                      # this kind's options; another kind's only at its default
-        self.options, self.setup = self.check_options(options), setup
+                 options:Mapping|None=None,  # option values (as `dataclasses.replace` passes them); keywords win
+                 **kw):                      # this kind's options; another kind's only at its default
+        if not isinstance(options, (Mapping, type(None))):
+            raise TypeError(f"{type(self).__name__}(options={options!r}): options must be a mapping of option values; "
+                            f"to work on an analysis, bind a configuration: {type(self).__name__}(...).bind(setup)")
+        object.__setattr__(self, 'options', MappingProxyType(self.check_options({**(options or {}), **kw})))
 
     def __repr__(self): return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.options.items())})"
+    def _key(self): return (type(self), tuple(self.options.items())) if self.setup is None else id(self)
+    def __eq__(self, other): return type(other) is type(self) and self._key() == other._key()
+    def __hash__(self): return hash(self._key())
+    def __reduce__(self):
+        if self.setup is not None: raise TypeError(f"a session of {self!r} holds live state: pickle its configuration")
+        return type(self), (dict(self.options),)
 
-    def bind(self, setup:AnalysisSetup) -> Compression:
-        "A new object of this kind, with these options, working on `setup`."
-        return type(self)(setup, **self.options)
+    def __setattr__(self, name, value):
+        if self.setup is None:
+            raise FrozenInstanceError(f"cannot assign {name!r}: {self!r} is a configuration (frozen); per-analysis "
+                                      f"state belongs on its session, `bind(setup)`")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if self.setup is None: raise FrozenInstanceError(f"cannot delete {name!r}: {self!r} is a configuration")
+        object.__delattr__(self, name)
+
+    def bind(self,
+             setup:AnalysisSetup,            # the analysis to work on
+             guard:ModelGuard|None=None,     # the analysis' guard, entered on `setup.model` (None: none)
+            ) -> Compression:
+        ("A session of this kind, with these options, working on `setup`: it holds the per-analysis state, its "
+         "`stack` closed by `close()`; the configuration is left as it is.")
+        if not isinstance(setup, AnalysisSetup): raise TypeError(f"setup={setup!r} must be an AnalysisSetup")
+        if guard is not None and not (isinstance(guard, ModelGuard) and guard.model is setup.model):
+            raise ValueError(f"guard={guard!r} must be a ModelGuard of the model being analysed (setup.model)")
+        s = object.__new__(type(self))
+        for k, v in dict(options=self.options, setup=setup, guard=guard, stack=contextlib.ExitStack()).items():
+            object.__setattr__(s, k, v)
+        return s
+
+    def close(self):
+        "Release what the session registered on its `stack` (`prepare`, `run_sample`); called also after an error."
+        if self.stack is not None: self.stack.close()
+    def __enter__(self):
+        if self.setup is None: raise TypeError(f"{self!r} is a configuration: `with` its session, `bind(setup)`")
+        return self
+    def __exit__(self, *exc): self.close()
 
     @classmethod
     def check_options(cls, options:dict, keywords=()) -> dict:
@@ -204,7 +253,7 @@ class Compression:
         return {**({'criteria': self.setup.criteria.name} if self.uses_criteria else {}), **self.options}
 
     def validate(self): "Cheap checks on the selected layers, before any work."
-    def prepare(self): "One-off work before the first measurement (may run the model)."
+    def prepare(self): "One-off work before the first measurement (may run the model); what it builds goes on `stack`."
 
     def run_sample(self, inputs):
         ("One-off work on the sample, after the analysis checked that it fits (nothing by default; pruning traces the "
@@ -235,7 +284,6 @@ class Compression:
          "the tool used (None: none is kept).")
         raise NotImplementedError(f"{type(self).__name__} cannot apply a plan: define apply_targets()")
     def undo(self): raise NotImplementedError
-    def close(self): "Release what `prepare` built (always called, also after an error)."
 
     @contextlib.contextmanager
     def applied(self, unit:Unit, level):

@@ -92,7 +92,7 @@ def primary(value,                 # a metric value: a number, or a dict name ->
     if not isinstance(value, dict): return value
     return value[metric] if metric is not None else next(iter(value.values()))
 
-def measure_unit(comp,                         # a `Compression`, prepared
+def measure_unit(comp,                         # a kind's session, prepared
                  unit,                         # one of `comp.units()`
                  levels:list,                  # checked levels, mildest first
                  evaluator,                    # `compressed(touched)` -> a number or a dict of them
@@ -375,7 +375,7 @@ def _measure_share(share:list, n_levels:int, r:Ranks, steps:int, verbose:bool, m
     pb.end()
     return out
 
-def run_units(comp,                        # a `Compression` (prepared and closed here)
+def run_units(comp,                        # a kind's session (`bind`): prepared and closed here
               levels:list,                 # checked levels, mildest first
               evaluator,                   # `baseline()`, `compressed(touched)`; its `data_digest`, `model` if any
               *,

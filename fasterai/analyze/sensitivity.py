@@ -296,12 +296,13 @@ def _removed(comp, cm, unit, levels:list, done:list) -> dict|None:
 class _Request:
     "What an analysis will do, checked before any work (`_validate`)."
     cls:type                 # the compression kind
-    comp:Compression         # the kind, configured and bound to `setup`
+    comp:Compression         # the kind's session: configured, bound to `setup` and `guard`
     setup:AnalysisSetup      # the model, the units, the criteria; the sample once it is on the device
     sel:dict                 # the units to analyse: name -> layer, in model order
     levels:list              # the levels, checked and ordered mildest first
     stop:tuple|None          # early stop, checked
     record:bool              # record the costs of what is measured
+    guard:ModelGuard         # the model's guard, entered by `_run` around the work
 
 def _validate(self, compression, levels, layers, early_stop, options:dict, single:bool, keywords,
               errors:str) -> _Request:
@@ -315,14 +316,15 @@ def _validate(self, compression, levels, layers, early_stop, options:dict, singl
     _check_reference(cls, self.criteria)
     sel = select_layers(self.model, layers, cls.weight_units, self.embeddings and cls.weight_units)
     setup = AnalysisSetup(self.model, sel, None, self.criteria, calibration_data=self.calibration_data)
-    comp = cfg.bind(setup)
+    guard = ModelGuard(self.model, self.device, inside='your eval_fn' if self.eval_fn is not None else 'your metric')
+    comp = cfg.bind(setup, guard)
     comp.validate()
     record = self.costs and bool(cls.reduces)                 # a kind that reduces nothing has no costs to record
     if record and cls.selection is Compression.selection:
         raise NotImplementedError(f"compression={cls.name!r} reduces {list(cls.reduces)} but does not say by how much: "
                                   f"define its selection(unit, level) (see fasterai.analyze.compressions), or analyse "
                                   f"with costs=False")
-    return _Request(cls=cls, comp=comp, setup=setup, sel=sel, levels=lv, stop=stop, record=record)
+    return _Request(cls=cls, comp=comp, setup=setup, sel=sel, levels=lv, stop=stop, record=record, guard=guard)
 
 def _prepare(self, req:_Request) -> tuple:
     "Inside the guard, before measuring: the sample on the device, each layer's MACs, the kind's preparation."
@@ -414,8 +416,7 @@ def _run(self, compression, levels, layers, early_stop, options:dict, verbose:bo
     t0 = time.perf_counter()
     req = _validate(self, compression, levels, layers, early_stop, options, single, keywords, errors)
     ev = self.evaluator
-    inside = 'your eval_fn' if self.eval_fn is not None else 'your metric'
-    with ModelGuard(self.model, self.device, inside=inside) as guard:
+    with req.guard as guard, req.comp:          # the session is closed first, then the guard gives the model back
         macs, inputs = _prepare(self, req)
         n0, s0, b0 = ev.n, ev.seconds, getattr(ev, 'sample_seconds', 0.)
         m = _measure(self, req, guard, verbose, checkpoint, distributed, errors)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/core/model.ipynb #bc98d28a
 from __future__ import annotations
-import contextlib, warnings, weakref, zlib
+import contextlib, warnings, zlib
 import numpy as np
 import torch
 import torch.nn as nn
@@ -187,7 +187,6 @@ def model_checksums(model:nn.Module,  # the model
 class ModelGuard:
     """Snapshot what an operation must give back — flags, hooks, tensors, device — and put back, bit for bit, what did
     not come back."""
-    _active = weakref.WeakKeyDictionary()         # model -> the innermost guard entered on it
 
     def __init__(self,
                  model:nn.Module,      # the model to protect
@@ -204,11 +203,6 @@ class ModelGuard:
         self.inside, self.copies = inside, copies
         if self.device is not None and self.device.type == 'meta':
             raise ValueError("device='meta' holds no data: the model could not come back from it")
-
-    @classmethod
-    def active(cls, model:nn.Module) -> ModelGuard|None:
-        "The guard currently entered on `model` (the innermost), or None."
-        return cls._active.get(model)
 
     def original(self, t:torch.Tensor) -> torch.Tensor|None:
         """The entry value of parameter or buffer `t` on its device (read-only: the guard's copy), or None if the guard
@@ -253,15 +247,8 @@ class ModelGuard:
             self._digest_ids = {id(t) for t in params} if self._on_host else set()
             self._digests = device_digest(params) if self._on_host else None
             m.eval()
-            self._prev = ModelGuard._active.get(m)
-            ModelGuard._active[m] = self
-            stack.callback(self._deactivate)
             self._stack = stack.pop_all()
         return self
-
-    def _deactivate(self):
-        if self._prev is None: ModelGuard._active.pop(self.model, None)
-        else: ModelGuard._active[self.model] = self._prev
 
     @torch.no_grad()
     def restore_buffers(self):
