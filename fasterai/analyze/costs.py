@@ -90,7 +90,7 @@ class CostModel:
     def from_dict(cls, d:dict) -> CostModel:
         "The inverse of `to_dict` (a missing or unknown field raises; those with a default may be left out)."
         every = set(cls.__dataclass_fields__)
-        need = {k for k, f in cls.__dataclass_fields__.items() if f.default is MISSING}
+        need = {k for k, f in cls.__dataclass_fields__.items() if f.default is MISSING and f.default_factory is MISSING}
         if not isinstance(d, dict) or not need <= set(d) <= every:
             got = sorted(d) if isinstance(d, dict) else type(d).__name__
             raise ValueError(f"a cost model needs the fields {sorted(need)} (and may have {sorted(every - need)}), "
