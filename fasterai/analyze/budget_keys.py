@@ -10,9 +10,15 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from ..core.units import check_flag
+import torch
+import torch.nn as nn
+from ..core.counter import count_flops_params
+from ..core.select import candidate_units
+from ..quantize.quantizer import Quantizer
 
 # %% auto #0
-__all__ = ['COST_KEYS', 'KEYS', 'KEY_COLUMN', 'SCALES_WITH', 'TensorState', 'Counted', 'CostKey', 'per_layer_key']
+__all__ = ['SPARSE_INDEX', 'COST_KEYS', 'KEYS', 'KEY_COLUMN', 'SCALES_WITH', 'TensorState', 'Counted', 'CostKey', 'measure',
+           'per_layer_key']
 
 # %% ../../nbs/analyze/budget_keys.ipynb #bk000006
 @dataclass
@@ -90,6 +96,8 @@ def _count_bytes(c:Counted) -> float:
     stored = float(c.units.bytes.iloc[-1]) if c.scope is None else float(c.units.loc[c.held, 'bytes'].sum())
     return stored + c.index_bytes
 
+SPARSE_INDEX = (None, 'bitmask')        # how a sparsified tensor's positions are stored, beside its values
+
 COST_KEYS = (    # the built-in budget keys, in their columns' order: a new one is one more entry
     CostKey('params', "non-zero parameters (weights, biases, norms)", _params, _count_params),
     CostKey('macs', "multiply-accumulates of one forward on the sample: what dense kernels run (zeros included), "
@@ -99,6 +107,41 @@ COST_KEYS = (    # the built-in budget keys, in their columns' order: a new one 
                      "sparse_index='bitmask')", _bytes, _count_bytes))
 KEYS = tuple(k.name for k in COST_KEYS)               # the built-in keys' names
 KEY_COLUMN = {k: i for i, k in enumerate(KEYS)}       # built-in key -> its column (an attached one: `CostModel.column`)
+
+# %% ../../nbs/analyze/budget_keys.ipynb #79defeda
+def measure(model:nn.Module,               # a (compressed) model
+            sample,                        # an example input
+            quantizer:Quantizer|None=None, # the Quantizer that quantized it, if any
+            layers:list|None=None,         # count only these layers' weights and MACs (scope='units'); None: all
+            sparse_index:str|None=None,    # see `CostModel.sparse_index`: 'bitmask' adds a bit per position of `sparse`
+            sparse:list=(),                # the sparsified layers (their weights stored sparse)
+            sparse_macs:bool=False,        # MACs of the non-zero weights only (a runtime that skips zeros)
+            costs:CostModel|None=None      # the uncompressed model's cost model: its attached keys are counted too
+           ) -> dict:
+    """What `model` keeps of each budget key, as the counter and `Quantizer.report()` count it: params (non-zero),
+    MACs (dense, or of the non-zero weights with `sparse_macs`), bytes, and the keys attached to `costs`."""
+    check_flag('sparse_macs', sparse_macs)
+    if sparse_index not in SPARSE_INDEX:
+        raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
+    bits = dict(quantizer.bits) if quantizer is not None else {}
+    if bits: quantizer.restore()
+    try: _, _, df = count_flops_params(model, sample)
+    finally:
+        if bits: quantizer.quantize_model(bits)
+    rep = (quantizer if quantizer is not None else Quantizer(model, embeddings=True)).report()
+    units, alias = candidate_units(model, embeddings=True, aliases=True)
+    index = sum(units[alias.get(l, l)].weight.numel() / 8 for l in sparse) if sparse_index == 'bitmask' else 0.
+    r, held = rep.set_index('unit'), None
+    if layers is not None:
+        r.index = [alias.get(u, u) for u in r.index]     # a tied weight under its first name (GPT-2's wte, not lm_head)
+        if quantizer is not None and not {alias.get(l, l) for l in layers} <= set(r.index):
+            full = Quantizer(model, embeddings=True).report().set_index('unit')   # a Quantizer over some units:
+            full.update(r.drop(index=['other', 'total']))                         # the others as stored
+            r = full
+        held = list(dict.fromkeys(alias.get(l, l) for l in layers))  # a tied weight is one unit, under its first name
+    counted = Counted(df.set_index('layer'), r, None if layers is None else list(layers), held,
+                      'nonzero_macs' if sparse_macs else 'macs', index, costs)
+    return {k.name: k.count(counted) for k in (COST_KEYS if costs is None else costs.cost_keys)}
 
 # %% ../../nbs/analyze/budget_keys.ipynb #bk00000c
 SCALES_WITH = ('macs',)      # what a per-layer table's value can follow

@@ -16,15 +16,12 @@ from ..core.model import ModelGuard, check_model
 from ..core.granularity import is_transposed_linear
 from ..core.select import candidate_modules, candidate_units
 from ..quantize.quantizer import Quantizer
-from .budget_keys import KEYS, KEY_COLUMN, COST_KEYS, TensorState, Counted, per_layer_key
+from .budget_keys import KEYS, KEY_COLUMN, COST_KEYS, SPARSE_INDEX, TensorState, Counted, per_layer_key, measure
 
 # %% auto #0
-__all__ = ['SPARSE_INDEX', 'Selection', 'CostModel', 'TensorChanges', 'percent_of', 'merge_cost_models', 'WeightlessCuts',
-           'build_cost_model', 'measure']
+__all__ = ['Selection', 'CostModel', 'TensorChanges', 'percent_of', 'merge_cost_models', 'WeightlessCuts', 'build_cost_model']
 
 # %% ../../nbs/analyze/costs.ipynb #472ea3e9
-SPARSE_INDEX = (None, 'bitmask')        # how a sparsified tensor's positions are stored, beside its values
-
 @dataclass
 class Selection:
     "What a plan compresses: pruning group id -> percent, layer -> sparsity percent, layer -> bits."
@@ -125,6 +122,17 @@ def weightless_columns(self:CostModel) -> list:
     return [j for j, k in enumerate(self.cost_keys) if k.weightless]
 
 @patch
+def weightless_costs(self:CostModel,
+                     macs,   # MACs of weightless operations (attention's products): kept, or removed; any shape
+                    ) -> np.ndarray:
+    ("`(..., keys)`: `macs` in the columns they add to (`weightless_columns`), 0 in the others, and 0 in all when "
+     "they are counted apart (`count_other` False): the one place weightless MACs enter the costs.")
+    macs = np.asarray(macs, dtype=float)
+    out = np.zeros(macs.shape + (len(self.cost_keys),))
+    out[..., self.weightless_columns] = (macs * self.count_other)[..., None]
+    return out
+
+@patch
 def column(self:CostModel,
            key:str,   # a budget key's name
           ) -> int:
@@ -203,7 +211,7 @@ def prune_macs(self:CostModel,
     if not self.count_other: return 0.                    # counted apart
     return self.arrays().prune_macs.get((group, float(level)), 0.)
 
-@dataclass
+@dataclass(eq=False)
 class TensorChanges:
     "What a `Selection` changes, tensor by tensor (`CostModel.changes`): cuts, sparsity, bits, weightless MACs."
     cut:np.ndarray       # tensor index of each cut (a tensor several groups cut appears once per group)
@@ -216,8 +224,8 @@ class TensorChanges:
 def changes(self:CostModel,
             sel:Selection,   # what is compressed: pruning, sparsity and bits per group or layer
            ) -> TensorChanges:
-    ("What `sel` changes, tensor by tensor: the one place a selection's fields are read (`state` and the planner's "
-     "option arrays both start here).")
+    ("What `sel` changes, tensor by tensor: the one place the cost arithmetic reads a selection (`state` and the "
+     "planner's option arrays both start here).")
     cuts = [self.prune_removed(g, p) for g, p in sel.pruning.items() if p]
     axes = self.arrays().shapes.shape[1]
     return TensorChanges(np.concatenate([i for i, _ in cuts]) if cuts else np.zeros(0, dtype=int),
@@ -245,7 +253,7 @@ def states(self:CostModel,
            bits=None,        # `(plans, tensors, bits)`: the bits per value each plan gives these tensors
           ) -> tuple:
     ("`(sizes, sparsity, bits)` of every tensor in each of `n` plans (plans × tensors (× axes)): the dense model's, "
-     "cut and set as given. The one place tensor states are composed (`state`, and the planner's `states`).")
+     "cut and set as given: the one place whole plans' tensor states are composed (`state`, the planner's `states`).")
     a = self.arrays()
     sizes = np.broadcast_to(a.shapes, (n,) + a.shapes.shape).copy()
     spars, nbits = np.zeros((n, len(a.bits))), np.broadcast_to(a.bits, (n, len(a.bits))).copy()
@@ -278,13 +286,12 @@ def kept(self:CostModel,
          sizes,          # every tensor's sizes along each axis (plans... × tensors × axes)
          spars,          # their sparsity, percent (plans... × tensors)
          bits,           # their bits per value (plans... × tensors)
-         weightless=0.,  # MACs of weightless operations the plans' cuts remove (plans...)
+         weightless,     # MACs of weightless operations the plans' cuts remove (plans...; 0: none)
         ) -> np.ndarray:
-    ("`(plans..., keys)`: what a whole model keeps of each budget key at these tensor states (columns `column`): "
-     "`tensor_costs` summed, plus the weightless operations' MACs left.")
+    ("`(plans..., keys)`: what the counted tensors (the whole model, or the scoped units) keep of each budget key at "
+     "these states (columns `column`): `tensor_costs` summed, plus the weightless operations' MACs left.")
     c = self.tensor_costs(np.arange(sizes.shape[-2]), sizes, spars, bits).sum(-2)
-    for j in self.weightless_columns: c[..., j] += (self.other_macs - weightless) * self.count_other   # 0: apart
-    return c
+    return c + self.weightless_costs(self.other_macs - np.asarray(weightless, dtype=float))
 
 @patch
 def figures(self:CostModel,
@@ -462,38 +469,3 @@ def _pruning_tables(model, sample, params:list, groups:dict, pruner, cuts:dict|N
                    for lv, rows in tables[g]]
         if any(m for _, m in removed): pmacs[g] = [[lv, m] for lv, m in removed if m]
     return tables, pmacs
-
-# %% ../../nbs/analyze/costs.ipynb #79defeda
-def measure(model:nn.Module,               # a (compressed) model
-            sample,                        # an example input
-            quantizer:Quantizer|None=None, # the Quantizer that quantized it, if any
-            layers:list|None=None,         # count only these layers' weights and MACs (scope='units'); None: all
-            sparse_index:str|None=None,    # see `CostModel.sparse_index`: 'bitmask' adds a bit per position of `sparse`
-            sparse:list=(),                # the sparsified layers (their weights stored sparse)
-            sparse_macs:bool=False,        # MACs of the non-zero weights only (a runtime that skips zeros)
-            costs:CostModel|None=None      # the uncompressed model's cost model: its attached keys are counted too
-           ) -> dict:
-    """What `model` keeps of each budget key, as the counter and `Quantizer.report()` count it: params (non-zero),
-    MACs (dense, or of the non-zero weights with `sparse_macs`), bytes, and the keys attached to `costs`."""
-    check_flag('sparse_macs', sparse_macs)
-    if sparse_index not in SPARSE_INDEX:
-        raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
-    bits = dict(quantizer.bits) if quantizer is not None else {}
-    if bits: quantizer.restore()
-    try: _, _, df = count_flops_params(model, sample)
-    finally:
-        if bits: quantizer.quantize_model(bits)
-    rep = (quantizer if quantizer is not None else Quantizer(model, embeddings=True)).report()
-    units, alias = candidate_units(model, embeddings=True, aliases=True)
-    index = sum(units[alias.get(l, l)].weight.numel() / 8 for l in sparse) if sparse_index == 'bitmask' else 0.
-    r, held = rep.set_index('unit'), None
-    if layers is not None:
-        r.index = [alias.get(u, u) for u in r.index]     # a tied weight under its first name (GPT-2's wte, not lm_head)
-        if quantizer is not None and not {alias.get(l, l) for l in layers} <= set(r.index):
-            full = Quantizer(model, embeddings=True).report().set_index('unit')   # a Quantizer over some units:
-            full.update(r.drop(index=['other', 'total']))                         # the others as stored
-            r = full
-        held = list(dict.fromkeys(alias.get(l, l) for l in layers))  # a tied weight is one unit, under its first name
-    counted = Counted(df.set_index('layer'), r, None if layers is None else list(layers), held,
-                      'nonzero_macs' if sparse_macs else 'macs', index, costs)
-    return {k.name: k.count(counted) for k in (COST_KEYS if costs is None else costs.cost_keys)}

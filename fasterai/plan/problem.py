@@ -10,11 +10,12 @@ from fastcore.basics import patch
 from ..core.units import check_percent
 from ..core.knapsack import Knapsack
 from dataclasses import dataclass
+from typing import NamedTuple
 from ..analyze.costs import KEYS, KEY_COLUMN, Selection, CostModel
 from .options import PlanUnit, plan_kinds
 
 # %% auto #0
-__all__ = ['InfeasibleBudget', 'check_budget', 'LayerOptions', 'GroupOptions', 'PlanProblem']
+__all__ = ['InfeasibleBudget', 'check_budget', 'LayerOptions', 'Removed', 'GroupOptions', 'PlanProblem']
 
 # %% ../../nbs/plan/problem.ipynb #901e5dce
 class InfeasibleBudget(ValueError):
@@ -44,6 +45,11 @@ class LayerOptions:
         "`(sparsity, bits)` the layer units `rows` (rows of these arrays) give their weight at `options` (broadcast)."
         return self.sparsity[rows, options], self.bits[rows, options]
 
+class Removed(NamedTuple):
+    "What pruning options remove (`GroupOptions.removed`)."
+    channels:np.ndarray   # ... × width × axes: the channels removed from each tensor the group cuts (0 on the padding)
+    macs:np.ndarray       # ...: the MACs of weightless operations (attention's products) removed
+
 @dataclass
 class GroupOptions:
     "The options of the units that are pruning groups, as arrays: the channels each option cuts from each tensor."
@@ -51,14 +57,14 @@ class GroupOptions:
     tensors:np.ndarray     # groups × width: the tensors a group's options cut (padded with 0)
     mask:np.ndarray        # groups × width: 1 where `tensors` holds a tensor, 0 on the padding
     cuts:np.ndarray        # groups × options × width × axes: the channels each option removes from each tensor
-    other_macs:np.ndarray  # groups × options: MACs of weightless operations (attention's products) each removes
+    weightless:np.ndarray  # groups × options: MACs of weightless operations (attention's products) each removes
 
-    def removed(self, rows, options, instead=None) -> tuple:
-        """`(channels, weightless MACs)` the groups `rows` (rows of these arrays) remove at `options` (broadcast), less
-        what they remove at `instead` (None: from the dense model); channels: ... × width × axes, 0 on the padding."""
-        cut, macs = self.cuts[rows, options], self.other_macs[rows, options]
-        if instead is None: return cut, macs
-        return cut - self.cuts[rows, instead], macs - self.other_macs[rows, instead]
+    def removed(self, rows, options, instead=None) -> Removed:
+        """What the groups `rows` (rows of these arrays) remove at `options` (broadcast), less what they remove at
+        `instead` (None: from the dense model)."""
+        cut, macs = self.cuts[rows, options], self.weightless[rows, options]
+        if instead is None: return Removed(cut, macs)
+        return Removed(cut - self.cuts[rows, instead], macs - self.weightless[rows, instead])
 
 def _layer_options(units:list, idx:np.ndarray, sels:list, costs:CostModel, M:int) -> LayerOptions:
     """`LayerOptions` of the units `idx` (layers), from what their options' selections `sels` change
@@ -86,7 +92,7 @@ def _group_options(units:list, idx:np.ndarray, sels:list, costs:CostModel) -> Gr
     for r, (cs, tt) in enumerate(zip(changes, touched)):
         tensors[r, :len(tt)], mask[r, :len(tt)] = tt, 1.
         for j, c in enumerate(cs):
-            if len(c.cut): cuts[r, j, np.searchsorted(tt, c.cut)] = c.removed
+            np.add.at(cuts[r, j], np.searchsorted(tt, c.cut), c.removed)   # several cuts of one tensor add up
     return GroupOptions(idx, tensors, mask, cuts, np.array(other).reshape(len(idx), M))
 
 class PlanProblem:
@@ -133,7 +139,7 @@ class PlanProblem:
         plans = np.arange(len(choices))[:, None]
         cut = sparsity = bits = None
         if len(grp.units):
-            removed = grp.removed(np.arange(len(grp.units)), choices[:, grp.units])[0]
+            removed = grp.removed(np.arange(len(grp.units)), choices[:, grp.units]).channels
             cut = (plans[..., None], grp.tensors[None], removed)
         if len(lay.units):
             s, b = lay.at(np.arange(len(lay.units)), choices[:, lay.units])
@@ -155,9 +161,9 @@ class PlanProblem:
         return self.totals_many(np.asarray(choice)[None])[0]
 
     def weightless(self, choices) -> np.ndarray:
-        "MACs of the weightless operations (attention's products) each row of `choices` removes."
+        "MACs of the weightless operations (attention's products) each row of `choices` removes (0: counted apart)."
         grp = self.groups
-        return grp.removed(np.arange(len(grp.units)), choices[:, grp.units])[1].sum(-1)
+        return grp.removed(np.arange(len(grp.units)), choices[:, grp.units]).macs.sum(-1)
 
     def total_damage(self, choice) -> float: return float(self.damage[np.arange(len(choice)), choice].sum())
 
@@ -178,8 +184,7 @@ class PlanProblem:
             now = (cm.tensor_costs(I, sizes[I], spars[I], bits[I]) * mask).sum(1)
             cut, macs = grp.removed(rows[:, None], np.arange(M)[None], chosen[:, None])
             costs = cm.tensor_costs(I[:, None], sizes[I][:, None] - cut, spars[I][:, None], bits[I][:, None])
-            out[grp.units, :M] = (costs * mask[:, None]).sum(2) - now[:, None]
-            for k in cm.weightless_columns: out[grp.units, :M, k] -= macs     # attention's products, to MACs
+            out[grp.units, :M] = (costs * mask[:, None]).sum(2) - now[:, None] - cm.weightless_costs(macs)
         out[~self.valid] = np.inf
         return out
 
@@ -362,16 +367,15 @@ def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
         r = np.searchsorted(grp.units, w)
         if r < len(grp.units) and grp.units[r] == w:                 # a pruning group: the channels each option removes
             cnt = int(grp.mask[r].sum())
-            cut = grp.removed(r, np.arange(M), choice[w])[0]        # ... more than its option in `choice` does
+            cut = grp.removed(r, np.arange(M), choice[w]).channels  # ... more than its option in `choice` does
             S[:, :, np.searchsorted(T, grp.tensors[r, :cnt])] -= cut[:, :cnt][at]
-            other -= grp.removed(r, np.arange(M))[1][at]
+            other -= grp.removed(r, np.arange(M)).macs[at]
         else:                                                        # a layer: its sparsity and bits
             r = int(np.searchsorted(lay.units, w))
             p = int(np.searchsorted(T, lay.tensor[r]))
             sp[:, :, p], bt[:, :, p] = (x[at] for x in lay.at(r, np.arange(M)))
     c = self.cm.tensor_costs(T, S, sp, bt).sum(2)
-    for k in self.cm.weightless_columns: c[..., k] += other
-    return c
+    return c + self.cm.weightless_costs(other)
 
 @patch
 def _pairs(self:PlanProblem, choice, ki, cap, dmg, max_passes:int=10) -> np.ndarray:
