@@ -10,7 +10,6 @@ from fastcore.basics import patch
 from ..core.units import check_percent
 from ..core.knapsack import Knapsack
 from dataclasses import dataclass
-from typing import NamedTuple
 from ..analyze.costs import KEYS, KEY_COLUMN, Selection, CostModel
 from .options import PlanUnit, plan_kinds
 
@@ -41,11 +40,15 @@ class LayerOptions:
     sparsity:np.ndarray   # layer units × options: the weight's sparsity under each option, percent
     bits:np.ndarray       # layer units × options: the weight's bits per value under each option
 
-    def at(self, rows, options) -> tuple:
-        "`(sparsity, bits)` the layer units `rows` (rows of these arrays) give their weight at `options` (broadcast)."
+    def at(self,
+           rows,      # layer units, as rows of these arrays (an index or index array)
+           options,   # their options (indices broadcast against `rows`)
+          ) -> tuple:
+        "`(sparsity, bits)` the layer units `rows` give their weight at `options`."
         return self.sparsity[rows, options], self.bits[rows, options]
 
-class Removed(NamedTuple):
+@dataclass
+class Removed:
     "What pruning options remove (`GroupOptions.removed`)."
     channels:np.ndarray   # ... × width × axes: the channels removed from each tensor the group cuts (0 on the padding)
     macs:np.ndarray       # ...: the MACs of weightless operations (attention's products) removed
@@ -59,9 +62,12 @@ class GroupOptions:
     cuts:np.ndarray        # groups × options × width × axes: the channels each option removes from each tensor
     weightless:np.ndarray  # groups × options: MACs of weightless operations (attention's products) each removes
 
-    def removed(self, rows, options, instead=None) -> Removed:
-        """What the groups `rows` (rows of these arrays) remove at `options` (broadcast), less what they remove at
-        `instead` (None: from the dense model)."""
+    def removed(self,
+                rows,          # pruning groups, as rows of these arrays (an index or index array)
+                options,       # their options (indices broadcast against `rows`)
+                instead=None,  # options to count from (broadcast): less what these remove; None: the dense model
+               ) -> Removed:
+        "What the groups `rows` remove at `options`, less what they remove at `instead`."
         cut, macs = self.cuts[rows, options], self.weightless[rows, options]
         if instead is None: return Removed(cut, macs)
         return Removed(cut - self.cuts[rows, instead], macs - self.weightless[rows, instead])
@@ -182,9 +188,9 @@ class PlanProblem:
             I, mask, M = grp.tensors, grp.mask[..., None], grp.cuts.shape[1]
             rows, chosen = np.arange(len(grp.units)), choice[grp.units]
             now = (cm.tensor_costs(I, sizes[I], spars[I], bits[I]) * mask).sum(1)
-            cut, macs = grp.removed(rows[:, None], np.arange(M)[None], chosen[:, None])
-            costs = cm.tensor_costs(I[:, None], sizes[I][:, None] - cut, spars[I][:, None], bits[I][:, None])
-            out[grp.units, :M] = (costs * mask[:, None]).sum(2) - now[:, None] - cm.weightless_costs(macs)
+            rem = grp.removed(rows[:, None], np.arange(M)[None], chosen[:, None])
+            costs = cm.tensor_costs(I[:, None], sizes[I][:, None] - rem.channels, spars[I][:, None], bits[I][:, None])
+            out[grp.units, :M] = (costs * mask[:, None]).sum(2) - now[:, None] - cm.weightless_costs(rem.macs)
         out[~self.valid] = np.inf
         return out
 
