@@ -233,9 +233,10 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
     return model, x, eval_fn, origin, desc, False, 'output change (proxy)'
 
 def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0, extrapolate:bool=False,
-                 compare:bool=False) -> dict:
-    "`--budget`: sweep the kinds the budget needs, plan, verify on a copy, write and print the report."
-    kinds = budget_kinds(budget)
+                 compare:bool=False, keys=()) -> dict:
+    ("`--budget`: sweep the kinds the budget needs, plan (with the keys of your own, `--budget-table`), verify on a "
+     "copy, write and print the report.")
+    kinds = budget_kinds(budget, keys)
     def levels(k): return ', '.join(get_compression(k).format_level(l) for l in get_compression(k).default_levels)
     head = head + [f"Budget: {', '.join(f'{k} <= {v:g}%' for k, v in budget.items())} of the dense model; sweeping "
                    + ', '.join(f"{k} at {levels(k)}" for k in kinds)]
@@ -244,7 +245,7 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
     sweeps = [an.sweep(k, list(get_compression(k).default_levels), layers=chosen, verbose=verbose) for k in kinds]
     # from the costs the sweeps recorded, no second pass over the model; levels beyond the measured ones were not
     # recorded: counted on it
-    plan = plan_compression(sweeps, budget, net if extrapolate else None, sample, extrapolate=extrapolate)
+    plan = plan_compression(sweeps, budget, net if extrapolate else None, sample, extrapolate=extrapolate, keys=keys)
     key = next(iter(budget))
     front = plan.pareto(key, points=12)
     check = plan.verify(net, eval_fn)
@@ -282,6 +283,16 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
             'comparison': cmp if compare else None}
 
 # %% ../nbs/cli.ipynb #f0fdb7ba
+def _check_table_layers(net, keys, budget_table):
+    "`--budget-table`'s layers are layers of the model (checked before the sweeps)."
+    names = dict(net.named_modules())
+    for k in keys:
+        bad = [l for l in k.saved['table'] if l not in names]
+        if not bad: continue
+        weighted = [n for n, m in names.items() if isinstance(getattr(m, 'weight', None), torch.Tensor)]
+        raise ValueError(f"--budget-table={budget_table!r}: {bad} are not layers of the model (its layers with a "
+                         f"weight: {', '.join(weighted[:10])}{', ...' if len(weighted) > 10 else ''})")
+
 def _sweep_report(an, net, comp, lv, target, chosen, out, quiet, head, t0, extrapolate:bool=False) -> dict:
     "One sweep: run it, derive the targets, write and print the report."
     _say(quiet, *head)
@@ -329,6 +340,9 @@ def sensitivity_report(
     # with --budget: also apply the field's heuristics (uniform, global magnitude, ERK, ...) at the plan's budget, and
     # compare
     compare:bool=False,
+    # with --budget: a budget key of your own, NAME=FILE (a JSON object of layer name -> its value in the dense model,
+    # e.g. milliseconds you profiled; it follows each layer's MACs), e.g. latency_ms=latency.json --budget latency_ms=60
+    budget_table:str=None,
     # let targets and plans go beyond the strongest measured level (each curve extended by its last slope)
     extrapolate:bool=False,
     # print nothing (the report is still written); the progress bar shows only in a terminal
@@ -336,8 +350,9 @@ def sensitivity_report(
     "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
     t0 = time.perf_counter()
     check_flags(trust_pickle=trust_pickle, extrapolate=extrapolate, quiet=quiet, compare=compare)
-    kind, what, comp, lv, target, shape, dev, types, budget = _check_args(
-        model, compression, levels, target, input_shape, weights, out, option, device, layer_types, budget, compare)
+    kind, what, comp, lv, target, shape, dev, types, budget, keys = _check_args(
+        model, compression, levels, target, input_shape, weights, out, option, device, layer_types, budget, compare,
+        budget_table)
     if kind == 'digits' and weights is None: _say(quiet, "Training the digits CNN (real data, a few seconds)...")
     net, sample, eval_fn, origin, desc, hib, metric_name = _build(kind, what, weights, trust_pickle, shape, seed, dev)
     chosen = pick_layers(net, layers, types)
@@ -347,7 +362,9 @@ def sensitivity_report(
             + (f"; layers: {', '.join(chosen)}" if chosen is not None else '')]
     an = SensitivityAnalyzer(net, sample, eval_fn, higher_is_better=hib, metric_name=metric_name)
     if budget is not None:
-        return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate, compare)
+        _check_table_layers(net, keys, budget_table)
+        return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate, compare,
+                            keys)
     return _sweep_report(an, net, comp, lv, target, chosen, out, quiet, head, t0, extrapolate)
 
 # %% ../nbs/cli.ipynb #367050ba

@@ -4,17 +4,19 @@
 
 # %% ../nbs/cli_args.ipynb #8c67f27a
 from __future__ import annotations
-import difflib, os
+import difflib, json, os
 from pathlib import Path
 import torch
 import torch.nn as nn
 from .analyze.compressions import get_compression, compressions, as_compression
 from .core.select import select_modules
 from .plan.plan import check_budget, KEYS
+from .analyze.budget_keys import per_layer_key
 
 # %% auto #0
 __all__ = ['max_target_pct', 'default_input_shape', 'check_choice', 'parse_levels', 'parse_options', 'parse_shape',
-           'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget']
+           'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds',
+           'parse_budget_table', 'parse_budget']
 
 # %% ../nbs/cli_args.ipynb #35f4736e
 max_target_pct = 99                                  # `SweepResult.to_layer_targets`' default max_pct
@@ -143,38 +145,62 @@ def resolve_model(spec:str,  # 'digits', a torchvision model name, or a saved mo
                      + (f"; did you mean {close}?" if close else '') + " (all names: torchvision.models.list_models())")
 
 # %% ../nbs/cli_args.ipynb #8acc515a
-def budget_kinds(budget,  # what the model may keep: a dict like `{'macs': 50}` (`parse_budget`)
+def budget_kinds(budget,   # what the model may keep: a dict like `{'macs': 50}` (`parse_budget`)
+                 keys=(),  # the budget keys of your own (`parse_budget_table`)
                 ) -> list[str]:
-    "The registered kinds that reduce something the budget limits (`Compression.reduces`), in registry order."
-    return [k for k, c in compressions.items() if set(c.reduces) & set(budget)]
+    ("The registered kinds that reduce something the budget limits (`Compression.reduces`; a key of your own that "
+     "follows MACs counts as MACs), in registry order.")
+    limits = set(budget) | {'macs' for k in keys if k.name in budget and k.follows_macs}
+    return [k for k, c in compressions.items() if set(c.reduces) & limits]
+
+def parse_budget_table(text:str|None,  # NAME=FILE, e.g. 'latency_ms=latency.json' (None: no key of your own)
+                      ) -> list:
+    ("`'latency_ms=latency.json'` -> `[per_layer_key('latency_ms', table)]`: a budget key from a JSON object of "
+     "layer name -> its value in the dense model (`[]` without one).")
+    if text is None: return []
+    name, eq, path = (s.strip() for s in str(text).partition('='))
+    if not eq or not name or not path:
+        raise ValueError(f"--budget-table={text!r} must be NAME=FILE, e.g. latency_ms=latency.json (FILE: a JSON "
+                         f"object of layer name -> its value in the dense model)")
+    if not Path(path).is_file(): raise ValueError(f"--budget-table={text!r}: no such file {path!r}")
+    try: table = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--budget-table={text!r}: {path} is not JSON ({e.msg}, line {e.lineno})") from None
+    try: return [per_layer_key(name, table)]
+    except ValueError as e: raise ValueError(f"--budget-table={text!r}: {e}") from None
 
 def parse_budget(text:str,  # what the compressed model may keep, e.g. 'macs=50,bytes=10' (% of dense)
+                 keys=(),   # the budget keys of your own it may also limit (`parse_budget_table`)
                 ) -> dict:
     "`'macs=50,bytes=10'` -> `{'macs': 50.0, 'bytes': 10.0}`: what the compressed model may keep, percent of dense."
-    out = {}
+    out, names = {}, KEYS + tuple(k.name for k in keys)
     for part in [p.strip() for p in str(text).split(',') if p.strip()]:
         key, eq, val = part.partition('=')
         key = key.strip()
-        if not eq: raise ValueError(f"--budget: {part!r} must be key=percent, e.g. macs=50; keys: {list(KEYS)}")
+        if not eq: raise ValueError(f"--budget: {part!r} must be key=percent, e.g. macs=50; keys: {list(names)}")
         if key in out: raise ValueError(f"--budget: {key!r} is given twice")
         out[key] = _number('--budget', part, val.strip())
-    if not out: raise ValueError(f"--budget={text!r} is empty: give key=percent, e.g. macs=50; keys: {list(KEYS)}")
-    try: return check_budget(out)
+    if not out: raise ValueError(f"--budget={text!r} is empty: give key=percent, e.g. macs=50; keys: {list(names)}")
+    try: return check_budget(out, names)
     except ValueError as e: raise ValueError(f"--budget={text!r}: {e}") from None
 
 # %% ../nbs/cli_args.ipynb #ed114141
-def _check_budget_args(budget, compare, compression, option, levels, target):
-    "`--budget` (parsed; None without it) and `--compare`: refused with the one-sweep arguments they replace."
-    if compare and budget is None:
-        raise ValueError("--compare goes with --budget: it compares the plan with the field's heuristics "
-                         "at the plan's budget")
-    if budget is None: return None
+def _check_budget_args(budget, compare, compression, option, levels, target, budget_table=None):
+    ("`--budget` (parsed; None without it), `--budget-table` (the keys of your own) and `--compare`: refused with "
+     "the one-sweep arguments they replace.")
+    for arg, v in (('--compare', compare), ('--budget-table', budget_table)):
+        if v and budget is None:
+            raise ValueError(f"{arg} goes with --budget: " + ("it compares the plan with the field's heuristics at "
+                             "the plan's budget" if arg == '--compare' else "it adds a key the budget may limit, "
+                             "e.g. --budget latency_ms=60"))
+    if budget is None: return None, []
     for arg, v in (('--compression', compression), ('--option', option), ('--levels', levels), ('--target', target)):
         if v is None: continue
         needs = ', '.join(f'{k}: {budget_kinds([k])}' for k in KEYS)
         raise ValueError(f"{arg} does not go with --budget: the plan sweeps each kind the budget needs "
                          f"({needs}) at its default levels and options")
-    return parse_budget(budget)
+    keys = parse_budget_table(budget_table)
+    return parse_budget(budget, keys), keys
 
 def _check_target(target, comp):
     "The overall percent of targets.json: `--target`, else the kind's default (None: the kind writes none)."
@@ -196,9 +222,9 @@ def _check_device(device) -> torch.device:
     return dev
 
 def _check_args(model, compression, levels, target, input_shape, weights, out, option, device, layer_types=None,
-                budget=None, compare=False):
+                budget=None, compare=False, budget_table=None):
     "Validate everything before any work: returns the parsed values."
-    budget = _check_budget_args(budget, compare, compression, option, levels, target)
+    budget, keys = _check_budget_args(budget, compare, compression, option, levels, target, budget_table)
     if budget is not None or compression is None: compression = 'sparsity'   # with a budget: the checks need a kind
     comp = as_compression(_kind(compression), parse_options(option, compression))
     lv = parse_levels(levels, compression)
@@ -216,4 +242,4 @@ def _check_args(model, compression, levels, target, input_shape, weights, out, o
                              "not a file")
         if not Path(weights).is_file(): raise ValueError(f"--weights={weights!r}: no such file")
     if Path(out).exists() and not Path(out).is_dir(): raise ValueError(f"--out={out!r} exists and is not a folder")
-    return kind, what, comp, lv, target, shape, _check_device(device), parse_layer_types(layer_types), budget
+    return kind, what, comp, lv, target, shape, _check_device(device), parse_layer_types(layer_types), budget, keys
