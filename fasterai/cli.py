@@ -284,12 +284,11 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
 
 # %% ../nbs/cli.ipynb #f0fdb7ba
 def _check_table_layers(net, keys, budget_table):
-    "`--budget-table`'s layers are layers of the model (checked before the sweeps)."
-    names = dict(net.named_modules())
+    "`--budget-table`'s layers are layers of the model with a weight (checked before the sweeps)."
+    weighted = [n for n, m in net.named_modules() if isinstance(getattr(m, 'weight', None), torch.Tensor)]
     for k in keys:
-        bad = [l for l in k.saved['table'] if l not in names]
+        bad = [l for l in k.saved['table'] if l not in weighted]
         if not bad: continue
-        weighted = [n for n, m in names.items() if isinstance(getattr(m, 'weight', None), torch.Tensor)]
         raise ValueError(f"--budget-table={budget_table!r}: {bad} are not layers of the model (its layers with a "
                          f"weight: {', '.join(weighted[:10])}{', ...' if len(weighted) > 10 else ''})")
 

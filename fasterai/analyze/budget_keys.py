@@ -139,6 +139,8 @@ def measure(model:nn.Module,               # a (compressed) model
             full.update(r.drop(index=['other', 'total']))                         # the others as stored
             r = full
         held = list(dict.fromkeys(alias.get(l, l) for l in layers))  # a tied weight is one unit, under its first name
+        # the other layers of a tied weight run on it too (lm_head on wte): counted with it, as the cost model does
+        layers = list(layers) + [l for l in df.layer if alias.get(l, l) in held and l not in layers]
     counted = Counted(df.set_index('layer'), r, None if layers is None else list(layers), held,
                       'nonzero_macs' if sparse_macs else 'macs', index, costs)
     return {k.name: k.count(counted) for k in (COST_KEYS if costs is None else costs.cost_keys)}
@@ -188,7 +190,8 @@ def per_layer_key(name:str,               # what budgets call it, e.g. 'latency_
                   doc:str|None=None,      # one line on what it counts (None: said from the table)
                  ) -> CostKey:
     """A budget key from your per-layer table: a layer keeps its value × the share of its MACs the plan keeps (pruning
-    lowers it; sparsity's zeros only with `sparse_macs`); a layer not in the table counts 0."""
+    lowers it; sparsity's zeros only with `sparse_macs`); a layer not in the table counts 0, a layer the counter gives
+    no MACs (a norm, an embedding's lookup) keeps its value (time a norm with the layer it follows)."""
     if not isinstance(name, str) or not name.strip() or any(c in name for c in ',= '):
         raise ValueError(f"name={name!r} must be a non-empty string without ',', '=' or spaces, e.g. 'latency_ms'")
     if name in KEYS: raise ValueError(f"name={name!r} is a built-in key; built-in: {list(KEYS)}")
@@ -197,10 +200,12 @@ def per_layer_key(name:str,               # what budgets call it, e.g. 'latency_
     bad = {l: v for l, v in table.items() if not isinstance(l, str) or isinstance(v, bool)
            or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0}
     if bad: raise ValueError(f"table entries {bad} must be layer name -> a finite number >= 0")
+    if not any(table.values()):
+        raise ValueError(f"table={table!r} is all zeros: a budget is a percent of the dense model's total, here 0")
     if scales_with not in SCALES_WITH:
         raise ValueError(f"scales_with={scales_with!r} is not allowed; allowed: {list(SCALES_WITH)}")
     table = {l: float(v) for l, v in table.items()}
     doc = doc or f"{name} of {len(table)} layers from your table, each × the share of its MACs kept"
-    saved = {'name': name, 'table': table, 'scales_with': scales_with, 'doc': doc}
+    saved = {'name': name, 'table': dict(table), 'scales_with': scales_with, 'doc': doc}   # its own copy
     return CostKey(name, doc, _TableColumn(table), _TableCount(name, table), follows_macs=scales_with == 'macs',
                    fmt=',.4g', saved=saved)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/analyze/kinds.ipynb #55d85ae3
 from __future__ import annotations
-import contextlib, numbers
+import contextlib, copy, numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, FrozenInstanceError
 from types import MappingProxyType
@@ -168,7 +168,9 @@ class Compression:
     def __repr__(self): return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.options.items())})"
     def _key(self): return (type(self), tuple(self.options.items())) if self.setup is None else id(self)
     def __eq__(self, other): return type(other) is type(self) and self._key() == other._key()
-    def __hash__(self): return hash(self._key())
+    def __hash__(self):
+        try: return hash(self._key())
+        except TypeError: return hash((type(self), tuple(self.options)))   # an option holds a list or a dict
     def __reduce__(self):
         if self.setup is not None: raise TypeError(f"a session of {self!r} holds live state: pickle its configuration")
         return type(self), (dict(self.options),)
@@ -221,7 +223,8 @@ class Compression:
             if not any(_same(v, o.default) for o in other):
                 raise ValueError(f"{k}={v!r} does not apply to compression={cls.name!r} (its options: "
                                  f"{list(own) or 'none'})")
-        return {n: options.get(n, o.default) for n, o in own.items()}
+        # a default is copied: a list option of one configuration is not another's
+        return {n: options[n] if n in options else copy.deepcopy(o.default) for n, o in own.items()}
 
     @classmethod
     def check_level(cls, level, name:str='level'):

@@ -12,7 +12,7 @@ from ..core.criteria import Criteria, large_final
 from ..core.model import check_model
 from ..core.select import candidate_units
 from ..core.wanda import Wanda
-from ..analyze.costs import KEYS, Selection, CostModel, percent_of
+from ..analyze.costs import Selection, CostModel, percent_of
 from .problem import InfeasibleBudget, check_budget
 
 # %% auto #0

@@ -17,7 +17,7 @@ from ..core.units import check_flag, check_bits
 from ..core.wanda import Wanda
 from ..sparse.sparsifier import Sparsifier
 from ..analyze.compressions import first_item
-from ..analyze.costs import KEYS, Selection, measure, percent_of
+from ..analyze.costs import Selection, measure, percent_of
 from ..analyze.evaluation import DataEvaluator, as_metric, metric_direction, check_measure
 from ..analyze.results import REPORT_WIDTH
 from ..analyze.confidence import PairedBootstrap

@@ -138,7 +138,7 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
     "The least predicted damage under `budget`, across every kind swept: a `Plan` to read, apply, verify and repair."
     check_flags(extrapolate=extrapolate, gains=gains, sparse_macs=sparse_macs)
     if model is not None: check_model(model)
-    keys = list(keys)
+    keys = [keys] if isinstance(keys, CostKey) else list(keys)
     bad = [k for k in keys if not isinstance(k, CostKey) or k.saved is None]
     if bad: raise ValueError(f"keys={bad!r}: each must be a budget key made by per_layer_key (a table of your own)")
     sweeps, budget = check_sweeps(sweeps), check_budget(budget, KEYS + tuple(k.name for k in keys))

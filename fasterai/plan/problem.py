@@ -199,7 +199,7 @@ class PlanProblem:
 def reachable(self:PlanProblem) -> dict:
     "The least each budget can be, in percent of dense: every unit at its strongest option."
     t = self.totals(self.strongest)
-    return {k: 100 * t[self.cm.column(k)] / self.dense[k] for k in self.cm.key_names}
+    return {k: 100 * t[self.cm.column(k)] / self.dense[k] if self.dense[k] else 100. for k in self.cm.key_names}
 
 @patch
 def _short_message(self:PlanProblem, budget:dict, low:dict, short:list) -> str:
@@ -239,6 +239,10 @@ def solve(self:PlanProblem,
          ) -> np.ndarray:
     "The option per unit of least predicted damage within `budget` (percent of dense per key)."
     keys = [k for k in budget if budget[k] < 100]            # 100% of dense: no limit
+    empty = [k for k in keys if not self.dense[k]]
+    if empty:
+        raise ValueError(f"budget keys {empty}: the dense model keeps none of them (a table's layers all out of "
+                         f"scope='units', say), so a percent of them limits nothing")
     ki = [self.cm.column(k) for k in keys]
     cap = np.array([budget[k] / 100 * self.dense[k] for k in keys])
     if not keys: return np.zeros(len(self.units), dtype=int)

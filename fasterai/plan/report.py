@@ -10,7 +10,6 @@ import pandas as pd
 from ..core.counter import uncounted_lines
 from ..analyze.compressions import get_compression
 from ..analyze.results import REPORT_WIDTH
-from ..analyze.costs import KEYS
 
 # %% auto #0
 __all__ = ['shown_metric', 'plan_table', 'summary_lines', 'plot_levels', 'plot_front']
