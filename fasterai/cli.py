@@ -7,7 +7,6 @@ from __future__ import annotations
 from .core.units import check_flag, check_flags
 import contextlib, io, json, pickle, sys, textwrap, time, warnings, zipfile
 from pathlib import Path
-import numpy as np
 import torch
 import torch.nn as nn
 from fastcore.script import call_parse, anno_parser, Param
@@ -17,15 +16,16 @@ from .plan.plan import plan_compression
 from .plan.comparison import compare as compare_methods
 from .cli_args import (max_target_pct, default_input_shape, check_choice, parse_levels, parse_options,
                                parse_shape, parse_layer_types, pick_layers, torchvision_names, resolve_model,
-                               budget_kinds, parse_budget, _check_args)
+                               budget_kinds, parse_budget, parse_budget_table, _check_args)
 _all_ = ['max_target_pct', 'default_input_shape', 'check_choice', 'parse_levels', 'parse_options', 'parse_shape',
-         'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget']
+         'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget',
+         'parse_budget_table']
 
 # %% auto #0
 __all__ = ['pickle_warning', 'file_kind', 'load_weights', 'load_model_file', 'output_change_fn', 'bar_level', 'report_files',
            'write_report', 'plan_files', 'sensitivity_report', 'normalize_options', 'main', 'max_target_pct',
            'default_input_shape', 'check_choice', 'parse_levels', 'parse_options', 'parse_shape', 'parse_layer_types',
-           'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget']
+           'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget', 'parse_budget_table']
 
 # %% ../nbs/cli.ipynb #7eecc745
 def _is_torchscript(path:Path) -> bool:

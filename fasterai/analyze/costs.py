@@ -73,7 +73,7 @@ class CostModel:
         check_flag('sparse_macs', self.sparse_macs)
         if self.sparse_index not in SPARSE_INDEX:
             raise ValueError(f"sparse_index={self.sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
-        self._arrays = None
+        self._arrays, self._dense = None, None
         self.cost_keys = COST_KEYS + tuple(_table_key(t, self.layers) for t in self.tables)   # the columns, in order
         names = [k.name for k in self.cost_keys]
         twice = sorted({n for n in names if names.count(n) > 1})
@@ -207,8 +207,8 @@ def prune_macs(self:CostModel,
                group:str,       # a pruning group id
                level:float,     # percent of the group's channels pruned
               ) -> float:
-    "MACs of weightless operations (attention's products) pruning `group` by `level`% removes alone (0: counted apart)."
-    if not self.count_other: return 0.                    # counted apart
+    ("MACs of weightless operations (attention's products) pruning `group` by `level`% removes alone "
+     "(`weightless_costs` leaves them out when they are counted apart).")
     return self.arrays().prune_macs.get((group, float(level)), 0.)
 
 @dataclass(eq=False)
@@ -218,7 +218,7 @@ class TensorChanges:
     removed:np.ndarray   # cuts × axes: the channels each cut removes
     sparsity:dict        # tensor index -> percent of its values zeroed
     bits:dict            # tensor index -> bits per value
-    weightless:float     # MACs of weightless operations (attention's products) the cuts remove (0: counted apart)
+    weightless:float     # MACs of weightless operations (attention's products) the cuts remove
 
 @patch
 def changes(self:CostModel,
@@ -298,8 +298,11 @@ def figures(self:CostModel,
             sel:Selection|None=None,  # what is compressed (None: nothing, the dense model)
            ) -> dict:
     "What the model keeps of each budget key (params, MACs, bytes, any attached) under `sel` (None: uncompressed)."
+    if sel is None and self._dense is not None: return dict(self._dense)     # the dense figures: counted once
     ch = self.changes(sel or Selection())
-    return dict(zip(self.key_names, map(float, self.kept(*self.state(ch), ch.weightless))))
+    figs = dict(zip(self.key_names, map(float, self.kept(*self.state(ch), ch.weightless))))
+    if sel is None: self._dense = dict(figs)
+    return figs
 
 @patch
 def removed(self:CostModel,

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import torch
 import torch.nn as nn
+from collections.abc import Mapping
 from torch.utils._pytree import tree_leaves, tree_map
 
 # %% auto #0
@@ -23,7 +24,13 @@ def run_model(model:nn.Module,  # the model to call
 def tensors_of(x,  # a tensor, or tuples/lists/dicts nesting tensors
               ) -> list:
     "The tensors in `x` (a tensor, or tuples/lists/dicts nesting them), in order."
-    return [t for t in tree_leaves(x) if isinstance(t, torch.Tensor)]
+    out = []
+    for leaf in tree_leaves(x):
+        if isinstance(leaf, torch.Tensor): out.append(leaf)
+        # a dict, list or tuple subclass pytree does not know (HF's ModelOutput it does): read inside it too
+        elif isinstance(leaf, Mapping): out += tensors_of(list(leaf.values()))
+        elif isinstance(leaf, (list, tuple)): out += tensors_of(list(leaf))
+    return out
 
 def map_tensors(f,  # tensor -> tensor
                 x,  # a tensor, or tuples/lists/dicts nesting tensors

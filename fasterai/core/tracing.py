@@ -7,6 +7,7 @@ from __future__ import annotations
 import traceback
 import torch
 from .model import silenced
+from .inputs import tensors_of
 
 # %% auto #0
 __all__ = ['output_tensors', 'MappingOverflow']
@@ -15,11 +16,8 @@ __all__ = ['output_tensors', 'MappingOverflow']
 def output_tensors(out,  # a model's output
                   ) -> list:
     """The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are
-    left out."""
-    if isinstance(out, torch.Tensor): return [out]
-    if isinstance(out, dict): out = list(out.values())
-    if isinstance(out, (list, tuple)): return [t for o in out for t in output_tensors(o)]
-    return []
+    left out: `tensors_of`, the one walker of nested tensors."""
+    return tensors_of(out)
 
 # %% ../../nbs/core/tracing.ipynb #eab0ccc1
 def _depth_note_silenced():

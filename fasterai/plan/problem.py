@@ -10,7 +10,7 @@ from fastcore.basics import patch
 from ..core.units import check_percent
 from ..core.knapsack import Knapsack
 from dataclasses import dataclass
-from ..analyze.costs import KEYS, KEY_COLUMN, Selection, CostModel
+from ..analyze.costs import KEYS, KEY_COLUMN, Selection, CostModel, percent_of
 from .options import PlanUnit, plan_kinds
 
 # %% auto #0
@@ -167,7 +167,7 @@ class PlanProblem:
         return self.totals_many(np.asarray(choice)[None])[0]
 
     def weightless(self, choices) -> np.ndarray:
-        "MACs of the weightless operations (attention's products) each row of `choices` removes (0: counted apart)."
+        "MACs of the weightless operations (attention's products) each row of `choices` removes."
         grp = self.groups
         return grp.removed(np.arange(len(grp.units)), choices[:, grp.units]).macs.sum(-1)
 
@@ -199,7 +199,7 @@ class PlanProblem:
 def reachable(self:PlanProblem) -> dict:
     "The least each budget can be, in percent of dense: every unit at its strongest option."
     t = self.totals(self.strongest)
-    return {k: 100 * t[self.cm.column(k)] / self.dense[k] if self.dense[k] else 100. for k in self.cm.key_names}
+    return percent_of({k: t[self.cm.column(k)] for k in self.cm.key_names}, self.dense)
 
 @patch
 def _short_message(self:PlanProblem, budget:dict, low:dict, short:list) -> str:
@@ -209,8 +209,7 @@ def _short_message(self:PlanProblem, budget:dict, low:dict, short:list) -> str:
                             "reach further)")
     follows = [k for k in short if self.cm.cost_keys[self.cm.column(k)].follows_macs]    # MACs, a latency table
     if follows and not self.cm.sparse_macs:
-        pruned = any(plan_kinds[u.kinds[0]].per_group for u in self.units)
-        how = "the pruning sweep's strongest levels reach the figure above" if pruned else "add a pruning sweep"
+        how = "the pruning sweep's strongest levels reach the figure above" if self.coupled else "add a pruning sweep"
         others = [k for k in follows if k != 'macs']
         also = f" ({', '.join(others)} {'follows' if len(others) == 1 else 'follow'} them)" if others else ''
         msg += (f". MACs are what dense kernels run{also}: only pruning lowers them, sparsity's zeros do not ({how}); "
@@ -225,7 +224,7 @@ def tie_broken(self:PlanProblem) -> np.ndarray:
     if self.ties is None:
         fin = np.abs(self.damage[self.valid])
         scale = 1e-6 * max(float(fin.max()) if fin.size else 0., 1e-6)
-        dense = np.array([self.dense[k] for k in KEYS])
+        dense = np.array([self.dense[k] or np.inf for k in KEYS])   # a key the dense model has none of: nothing removed
         c = self.option_costs(np.zeros(len(self.units), dtype=int))[..., :len(KEYS)]    # the built-in keys come first
         removed = (np.where(self.valid[..., None], c, 0) / dense).sum(-1)
         self.ties = np.where(self.valid, self.damage - scale * removed, np.inf)

@@ -19,6 +19,7 @@ from ..core.counter import count_flops_params, uncounted_lines
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
                                  LAYERS, layer_types, out_axis, output_tensors)
 from .groups import build_groups, keep_channels, choose_channels
+from ..core.scoring import SCORINGS
 
 # %% auto #0
 __all__ = ['check_example_inputs', 'LayerGroup', 'PruneInfo', 'Pruner']
@@ -81,8 +82,7 @@ class Pruner:
         check_model(model)
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
-        if scoring not in ('group', 'filters'):
-            raise ValueError(f"scoring={scoring!r} is not allowed; allowed: ['group', 'filters']")
+        if scoring not in SCORINGS: raise ValueError(f"scoring={scoring!r} is not allowed; allowed: {list(SCORINGS)}")
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria, got {type(criteria).__name__}")
         if criteria.needs_inputs:
