@@ -224,7 +224,8 @@ class QuantizationCompression(_WeightEdit):
             else: self._float32 = float32_layer(m, fake_quantize(w, level, axis, dtype=torch.float32))
         if self.options['quant_activations']:
             lo, hi = self.ranges[name]
-            self._hook = m.register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=level))
+            out = m.output_module if isinstance(m, WeightUnit) else m      # HF Conv1D: its module gives the output
+            self._hook = out.register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=level))
         return {'touched': [name]}
 
     def undo(self):
