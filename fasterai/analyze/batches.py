@@ -72,7 +72,9 @@ def cat_batches(values:list,  # one value per batch: a tensor, or a tuple/list/d
     "Concatenate per-batch values along the batch axis: tensors, or tuples/lists/dicts of them."
     def cat(*xs):
         if not isinstance(xs[0], torch.Tensor):
-            raise TypeError(f"cannot concatenate batch values of type {type(xs[0]).__name__}")
+            raise TypeError(f"cannot concatenate batch values of type {type(xs[0]).__name__}: a model's output (or a "
+                            f"batch's targets) must hold tensors, in tuples, lists or dicts (a Hugging Face model's "
+                            f"ModelOutput counts by its logits, its cache left out)")
         return torch.cat(xs) if len(xs) > 1 else xs[0]
     return tree_map(cat, values[0], *values[1:])
 

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/analyze/damage.ipynb #ca378c99
 from __future__ import annotations
+import math, warnings
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -35,7 +36,13 @@ def kl_metric(model:nn.Module,   # the dense (untouched) model: its outputs on `
              ):
     "A per-sample `metric(preds, targets)` for `data=`: each sample's KL of the outputs from `model`'s on `data`."
     check_model(model)
-    dense, _ = DataEvaluator(model, data, lambda p, t: 0.).predict(baseline=True)
+    dense, _ = DataEvaluator(model, data, lambda p, t: 0.).predict(baseline=True)   # a ModelOutput: its logits
+    if not isinstance(dense, torch.Tensor):
+        raise TypeError(f"kl_metric compares the model's outputs as logits: one tensor (or a Hugging Face "
+                        f"ModelOutput's logits); this model returns {type(dense).__name__}")
+    bad = int((~torch.isfinite(dense)).sum())                   # once, at the start: a NaN KL would rank nothing
+    if bad: raise ValueError(f"kl_metric: the dense model's outputs on data hold {bad} NaN or infinite values (a NaN "
+                             f"weight?): the KL from them is not defined")
     dense = F.log_softmax(dense.detach().float(), dim=-1)      # kept once, as log-probabilities
     def kl(preds, targets):
         if dense.shape != preds.shape: return kl_per_sample(dense, preds)      # its error names both shapes
@@ -47,5 +54,10 @@ def kl_eval_fn(model:nn.Module,   # the dense (untouched) model: its outputs on 
               ):
     "An `eval_fn(model) -> float`: the mean KL of a model's outputs on `data` from the dense `model`'s (0 for itself)."
     metric = kl_metric(model, data)
-    def eval_fn(m): return as_metric(metric(*DataEvaluator(m, data, metric).predict()).mean())
+    def eval_fn(m):
+        v = as_metric(metric(*DataEvaluator(m, data, metric).predict()).mean())
+        if math.isnan(v):
+            warnings.warn(f"kl_eval_fn: this {type(m).__name__}'s outputs on data hold NaN: its KL is NaN", UserWarning,
+                          stacklevel=2)
+        return v
     return eval_fn

@@ -8,7 +8,7 @@ import math, numbers, time, warnings
 import torch
 import torch.nn as nn
 from fastcore.basics import patch
-from ..core.inputs import run_model, to_device, tensors_of
+from ..core.inputs import run_model, to_device, tensors_of, as_prediction
 from ..core.model import model_device, eval_mode
 from ..core.units import check_flag
 from .metrics import (as_metric, as_metrics, check_measure, check_direction, metric_direction,
@@ -209,7 +209,7 @@ class DataEvaluator(Evaluator):
         preds, targs = [], []
         with eval_mode(self.model):
             for b, (xs, y) in enumerate(self.iterate(baseline)):
-                preds.append(run_model(self.model, xs))
+                preds.append(as_prediction(run_model(self.model, xs)))   # a ModelOutput: its logits
                 targs.append(y)
                 if baseline: check_targets(preds[-1], y, b)
         targs = cat_batches(targs)

@@ -12,7 +12,7 @@ import torch.fx as fx
 from torch.fx.node import map_arg
 from fastcore.basics import patch
 from ..core.granularity import Granularities
-from ..core.inputs import run_model, to_device, tensors_of, map_tensors
+from ..core.inputs import run_model, to_device, tensors_of, map_tensors, as_prediction
 from ..core.model import model_device, eval_mode
 from .batches import split_batch, cat_batches, n_items, check_targets
 
@@ -254,13 +254,13 @@ def _build(self:SuffixGraph):
     for b, (xs, y) in enumerate(full.iterate(baseline=True)):
         keep = set(cands) if b == 0 else set(cache)
         store, protected = {}, {_storage(t) for t in tensors_of(xs)}
-        try: out = self._execute(self._full_plan, {}, xs, targets, protected, keep, store, check=True)
+        try: out = as_prediction(self._execute(self._full_plan, {}, xs, targets, protected, keep, store, check=True))
         except _Unsplittable: raise
         except Exception as e:
             raise _Unsplittable(f"the traced graph fails on the data ({type(e).__name__}: {_short(e)})") from e
         check_targets(out, y, b)
         if b == 0:
-            ref = run_model(self.model, _clone(xs))
+            ref = as_prediction(run_model(self.model, _clone(xs)))
             d, scale = _max_diff(out, ref)
             if not d <= 1e-5 * max(scale, 1.):
                 raise _Unsplittable(f"the traced graph does not reproduce the model's output (max difference {d:.3g})")
@@ -352,5 +352,5 @@ def _run_plan(self:SuffixGraph, plan:_Plan):
             if plan.has_inplace:
                 protected = ({_storage(t) for v in env.values() for t in tensors_of(v)}
                              | {_storage(t) for t in tensors_of(xs)})
-            outs.append(self._execute(plan, env, xs, targets, protected))
+            outs.append(as_prediction(self._execute(plan, env, xs, targets, protected)))
     return self.metric(cat_batches(outs), self._targets)

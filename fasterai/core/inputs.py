@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from torch.utils._pytree import tree_leaves, tree_map
 
 # %% auto #0
-__all__ = ['run_model', 'tensors_of', 'map_tensors', 'input_shape', 'to_device', 'calibration_batches']
+__all__ = ['run_model', 'tensors_of', 'map_tensors', 'input_shape', 'to_device', 'as_prediction', 'calibration_batches']
 
 # %% ../../nbs/core/inputs.ipynb #a8030cdd
 def run_model(model:nn.Module,  # the model to call
@@ -49,6 +49,16 @@ def to_device(inputs,  # tensors, possibly in tuples, lists or dicts
     "`inputs` (tensors, possibly in tuples, lists or dicts) moved to `device`."
     device = torch.device(device)
     return map_tensors(lambda t: t if t.device == device else t.to(device), inputs)
+
+# %% ../../nbs/core/inputs.ipynb #cb24a064
+def _is_model_output(o) -> bool: return any(c.__name__ == 'ModelOutput' for c in type(o).__mro__)
+
+def as_prediction(out,  # what a model returned: a tensor, tuples/lists/dicts of them, or a Hugging Face `ModelOutput`
+                 ):
+    """What a model's output is compared by: a Hugging Face `ModelOutput`'s `logits` (its caches and other fields left
+    out; without logits, its first field), any other output as it is."""
+    if not _is_model_output(out): return out
+    return out['logits'] if 'logits' in out else next(iter(out.values()))
 
 # %% ../../nbs/core/inputs.ipynb #6734c4fa
 def calibration_batches(data,  # a tensor or dict (one batch), or an iterable of batches: tensors, (x, y) or dicts
