@@ -4,13 +4,15 @@
 
 # %% ../../nbs/core/inputs.ipynb #d6170dfa
 from __future__ import annotations
+import os
 import torch
 import torch.nn as nn
 from collections.abc import Mapping
 from torch.utils._pytree import tree_leaves, tree_map
 
 # %% auto #0
-__all__ = ['run_model', 'tensors_of', 'map_tensors', 'input_shape', 'to_device', 'as_prediction', 'calibration_batches']
+__all__ = ['run_model', 'tensors_of', 'map_tensors', 'input_shape', 'to_device', 'as_prediction', 'calibration_batches',
+           'CalibrationError', 'check_calibration_data']
 
 # %% ../../nbs/core/inputs.ipynb #a8030cdd
 def run_model(model:nn.Module,  # the model to call
@@ -70,3 +72,21 @@ def calibration_batches(data,  # a tensor or dict (one batch), or an iterable of
         return
     for b in data: yield b[0] if isinstance(b, (tuple, list)) else b
 
+
+# %% ../../nbs/core/inputs.ipynb #d82d90d2
+class CalibrationError(ValueError):
+    "Calibration batches the model cannot run on (a `ValueError`): which batch, its shape, and the model's own error."
+
+def check_calibration_data(name:str,  # the argument's name, for messages
+                           data,      # what was given as calibration data
+                          ):
+    "`data` if `calibration_batches` can read batches from it; else an error naming `name`, the value, what is allowed."
+    allowed = "a tensor or dict (one batch), or batches: a list of tensors or (x, y) pairs, a DataLoader"
+    if data is None: raise ValueError(f"{name}=None: calibration batches are needed; give {allowed}")
+    if isinstance(data, (str, bytes, os.PathLike)):
+        raise TypeError(f"{name}={data!r} is a string or a path: no file is read here; load the batches first (e.g. "
+                        f"torch.load) and give {allowed}")
+    if not isinstance(data, (torch.Tensor, dict)) and not hasattr(data, '__iter__'):
+        raise TypeError(f"{name}={data!r} ({type(data).__name__}) is not calibration data; give {allowed}")
+    if isinstance(data, (list, tuple)) and not data: raise ValueError(f"{name}={data!r} holds no batch; give {allowed}")
+    return data

@@ -9,7 +9,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['FASTAI_EXTRA', 'check_flag', 'check_flags', 'fraction_warnings', 'check_percent', 'check_percents', 'check_bits',
-           'needs_fastai', 'fastai_module']
+           'check_number', 'as_list', 'needs_fastai', 'fastai_module']
 
 # %% ../../nbs/core/units.ipynb #60f0c1a1
 def check_flag(name:str,   # the argument's name, for the message
@@ -98,6 +98,41 @@ def check_bits(name:str,  # the argument, for the message
         raise ValueError(f"{name}={value!r} is not a valid bit width: an integer in [2, 16] is expected"
                          + (f" (a width is a whole number of bits, {value!r} is not)" if frac else ''))
     return int(v)
+
+# %% ../../nbs/core/units.ipynb #5b233543
+def check_number(name:str,         # the argument's name, for messages
+                 value,            # the value given
+                 lo:float|None=None,  # the smallest allowed (None: no bound)
+                 hi:float|None=None,  # the largest allowed (None: no bound)
+                 what:str='a number',  # what it is, for the message
+                ) -> float:
+    "`value` as a float if it is a finite real number within `[lo, hi]`; otherwise a `ValueError` naming `name`."
+    span = ('' if lo is None and hi is None else f" in [{'-inf' if lo is None else f'{lo:g}'}, "
+            f"{'inf' if hi is None else f'{hi:g}'}]")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name}={value!r} must be {what}{span}")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ValueError(f"{name}={value!r} is out of range: {what}{span}")
+    return float(value)
+
+def as_list(name:str,       # the argument's name, for messages
+            value,          # one item, or a list, tuple or other iterable of them
+            of=str,         # the type (or tuple of types) of each item
+            allowed=None,   # the items allowed (None: any of type `of`)
+           ) -> list:
+    """`value` as a list of items of type `of`: one item is a list of one (a string is one name, not its letters);
+    a wrong type or an item not in `allowed` is refused, naming `name`, the value and what is allowed."""
+    kind = of.__name__ if isinstance(of, type) else ' or '.join(t.__name__ for t in of)
+    if isinstance(value, of): items = [value]
+    elif isinstance(value, (str, bytes, dict)) or not hasattr(value, '__iter__'):
+        raise TypeError(f"{name}={value!r} must be a {kind} or a list of them, got {type(value).__name__}")
+    else: items = list(value)
+    bad = [v for v in items if not isinstance(v, of)]
+    if bad: raise TypeError(f"{name}={value!r}: each item must be a {kind}; got {bad[:3]}")
+    if allowed is not None:
+        unknown = [v for v in items if v not in allowed]
+        if unknown: raise ValueError(f"{name}={value!r}: {unknown} not known; allowed: {list(allowed)}")
+    return items
 
 # %% ../../nbs/core/units.ipynb #585e697c
 FASTAI_EXTRA = 'pip install "fasterai[fastai]"'

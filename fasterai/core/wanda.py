@@ -4,17 +4,18 @@
 
 # %% ../../nbs/core/wanda.ipynb #098f5832
 from __future__ import annotations
-import weakref
+import numbers, weakref
 import torch
 import torch.nn as nn
 from .criteria import Criteria
 from .granularity import WeightUnit
-from .inputs import run_model, to_device, calibration_batches
+from .inputs import (run_model, to_device, calibration_batches, check_calibration_data, input_shape,
+                                  CalibrationError)
 from .model import check_model, eval_mode, model_device
 from .units import check_flag
 
 # %% auto #0
-__all__ = ['input_norms', 'Wanda']
+__all__ = ['check_n_batches', 'input_norms', 'Wanda']
 
 # %% ../../nbs/core/wanda.ipynb #081a0493
 def _hooked(name:str, layer) -> tuple:
@@ -31,6 +32,23 @@ def _hooked(name:str, layer) -> tuple:
 
 
 # %% ../../nbs/core/wanda.ipynb #135c988b
+def check_n_batches(n_batches,  # how many calibration batches to read: a positive integer, or None (all)
+                   ) -> int|None:
+    "`n_batches` if it is None or a positive integer; otherwise a `ValueError` naming it."
+    if n_batches is None: return None
+    if isinstance(n_batches, bool) or not isinstance(n_batches, numbers.Integral) or n_batches < 1:
+        raise ValueError(f"n_batches={n_batches!r} must be a positive integer (how many calibration batches to read), "
+                         f"or None for all")
+    return int(n_batches)
+
+def _calibration_pass(model:nn.Module, inputs, i:int):
+    "Run `model` on calibration batch `i`; a forward that fails says which batch, its shape, and what was expected."
+    try: run_model(model, inputs)
+    except Exception as e:
+        raise CalibrationError(f"calibration batch {i} (inputs {input_shape(inputs)}): the model's forward fails on it "
+                         f"({type(e).__name__}: {str(e)[:200]}); calibration batches are the model's inputs (or (x, "
+                         f"y) pairs), as it takes them") from e
+
 def input_norms(model:nn.Module,     # the model to run
                 layers:dict,         # name -> layer (or `WeightUnit`) whose inputs are measured
                 data,                # calibration data: one batch, or batches (`(x, y)` pairs or inputs; a DataLoader)
@@ -38,6 +56,8 @@ def input_norms(model:nn.Module,     # the model to run
                ) -> dict:
     "Name -> the L2 norm of each input channel of the layer over all calibration batches (a 1-D float32 tensor)."
     check_model(model)
+    check_calibration_data('data', data)
+    n_batches = check_n_batches(n_batches)
     where = {n: _hooked(n, l) for n, l in layers.items()}
     sums, handles = {}, []
     def hook_for(name, axis):
@@ -52,7 +72,7 @@ def input_norms(model:nn.Module,     # the model to run
         with torch.no_grad(), eval_mode(model):
             for b in calibration_batches(data):
                 if n_batches is not None and seen >= n_batches: break
-                run_model(model, to_device(b, dev))
+                _calibration_pass(model, to_device(b, dev), seen)
                 seen += 1
     finally:
         for h in handles: h.remove()
@@ -99,6 +119,8 @@ class Wanda(Criteria):
                  reducer:str='mean',       # how scores are folded over a group (granularities other than 'weight')
                  normalizer:str|None=None):  # per-layer rescaling, as for any `Criteria`
         check_flag('per_output', per_output)
+        check_calibration_data('data', data)
+        n_batches = check_n_batches(n_batches)
         super().__init__(_wanda, reducer, normalizer)
         self.data, self.n_batches, self.per_output = data, n_batches, per_output
         self.passes = 0                              # calibration passes run so far

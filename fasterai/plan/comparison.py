@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from fastcore.basics import patch
 import numpy as np
 import pandas as pd
+import torch
 import torch.nn as nn
 from ..core.criteria import Criteria, large_final
 from ..core.model import check_model, model_checksums
 from ..core.select import candidate_units
-from ..core.units import check_flag, check_bits
+from ..core.units import check_flag, check_bits, as_list
 from ..core.wanda import Wanda
+from ..core.inputs import CalibrationError, check_calibration_data
 from ..sparse.sparsifier import Sparsifier
 from ..analyze.compressions import first_item
 from ..analyze.costs import Selection, measure, percent_of
@@ -76,9 +78,7 @@ def _competing(plan:Plan, names) -> tuple[list, dict]:
     kinds = set(plan.kinds)
     def fits(b): return b.kind in kinds and (not plan_kinds[b.kind].per_group or kinds == {b.kind})
     if names is None: return [b for b in BASELINES.values() if fits(b)], {}
-    unknown = [n for n in names if n not in BASELINES]
-    if unknown: raise ValueError(f"baselines {unknown} are not known; known: {list(BASELINES)}")
-    chosen = [BASELINES[n] for n in names]
+    chosen = [BASELINES[n] for n in as_list('baselines', names, allowed=list(BASELINES))]
     kinds_text = ' + '.join(plan.kinds)
     out = {b.name: f"it sets {b.kind}, which this plan ({kinds_text}) does not hold" for b in chosen if not fits(b)}
     return [b for b in chosen if fits(b)], out
@@ -187,12 +187,38 @@ def _methods(plan:Plan, baselines, extra, bits:int, context:dict, apply_kw:dict)
             skipped[b.name] = "it needs calibration batches: pass calibration_data= (or criteria=Wanda(...))"
             continue
         try: methods.append(_rule_method(plan, b, bits, context, apply_kw))
+        except CalibrationError: raise                        # the user's batches: not the rule's limit
         except ValueError as e: skipped[b.name] = str(e)      # InfeasibleBudget: the rule cannot reach the budget
     for name, f in (extra or {}).items():
-        if isinstance(f, Plan): methods.append(_plan_method(name, f, apply_kw))
-        elif callable(f): methods.append(_Method(name, f))
-        else: raise TypeError(f"extra[{name!r}] must be a Plan, or callable as f(model) compressing it in place")
+        methods.append(_plan_method(name, f, apply_kw) if isinstance(f, Plan) else _Method(name, f))
     return methods, skipped
+
+def _check_methods(baselines, extra, fine_tune) -> tuple:
+    """`baselines` as a list of known names, `extra` as a dict of free names -> a Plan or a function, `fine_tune`
+    callable: checked before any work."""
+    if baselines is not None: baselines = as_list('baselines', baselines, allowed=list(BASELINES))
+    if fine_tune is not None and not callable(fine_tune):
+        raise TypeError(f"fine_tune={fine_tune!r} must be None or callable as fine_tune(model), training the copy in "
+                        f"place (e.g. a function that runs a few epochs)")
+    if extra is None: return baselines, {}
+    if not isinstance(extra, dict):
+        raise TypeError(f"extra must be a dict name -> a Plan or f(model); got {type(extra).__name__}")
+    taken = ['plan', 'dense', *BASELINES]
+    for name, f in extra.items():
+        if not isinstance(name, str) or name in taken:
+            raise ValueError(f"extra name {name!r} must be a string other than those of the table's own rows {taken}")
+        if not (isinstance(f, Plan) or callable(f)):
+            raise TypeError(f"extra[{name!r}]={f!r} must be a Plan, or callable as f(model) compressing it in place")
+    return baselines, extra
+
+def _check_finite(model:nn.Module):
+    "Refuse a model with NaN or infinite weights (or buffers): every method's metric would be read off its outputs."
+    named = [(n, t) for n, t in (*model.named_parameters(), *model.named_buffers()) if t.is_floating_point()]
+    if not named: return
+    finite = torch.stack([torch.isfinite(t).all() for _, t in named]).cpu()       # one transfer
+    bad = [n for (n, _), ok in zip(named, finite.tolist()) if not ok]
+    if bad: raise ValueError(f"model holds NaN or infinite values in {bad[:5]}{' ...' if len(bad) > 5 else ''}: every "
+                             f"method's metric would be read off its broken outputs; fix or reload its weights first")
 
 def _plan_method(name:str, plan:Plan, apply_kw:dict) -> _Method:
     "A plan as a method: applied as it is, its figures read on its own cost model."
@@ -254,6 +280,9 @@ def compare(model:nn.Module,            # the model the plan was made for (left 
     check_model(model)
     if not isinstance(plan, Plan): raise TypeError(f"plan must be a Plan (plan_compression), got {type(plan).__name__}")
     bits = check_bits('bits', bits)
+    baselines, extra = _check_methods(baselines, extra, fine_tune)
+    if calibration_data is not None: check_calibration_data('calibration_data', calibration_data)
+    _check_finite(model)
     if fine_tune is not None and any(plan_kinds[k].stores_bits for k in plan.kinds):
         raise ValueError("fine_tune with a plan of bits: fine-tuning moves the weights off the quantization grid "
                          "(that is quantization-aware training, not offered here); compare one-shot")
