@@ -73,7 +73,7 @@ def calibration_batches(data,  # a tensor or dict (one batch), or an iterable of
     for b in data: yield b[0] if isinstance(b, (tuple, list)) else b
 
 
-# %% ../../nbs/core/inputs.ipynb #d82d90d2
+# %% ../../nbs/core/inputs.ipynb #422be98e
 class CalibrationError(ValueError):
     "Calibration batches the model cannot run on (a `ValueError`): which batch, its shape, and the model's own error."
 

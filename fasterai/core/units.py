@@ -99,7 +99,7 @@ def check_bits(name:str,  # the argument, for the message
                          + (f" (a width is a whole number of bits, {value!r} is not)" if frac else ''))
     return int(v)
 
-# %% ../../nbs/core/units.ipynb #5b233543
+# %% ../../nbs/core/units.ipynb #6ba0f779
 def check_number(name:str,         # the argument's name, for messages
                  value,            # the value given
                  lo:float|None=None,  # the smallest allowed (None: no bound)

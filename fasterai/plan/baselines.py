@@ -10,17 +10,36 @@ import torch
 import torch.nn as nn
 from ..core.criteria import Criteria, large_final
 from ..core.model import check_model
+from ..core.units import check_percent, check_number
 from ..core.select import candidate_units
 from ..core.wanda import Wanda
 from ..analyze.costs import Selection, CostModel, percent_of
 from .problem import InfeasibleBudget, check_budget
 
 # %% auto #0
-__all__ = ['BASELINES', 'planned_layers', 'solve_rule', 'uniform', 'first_last', 'erk', 'depth_ramp', 'global_magnitude',
-           'outlier_ratios', 'owl', 'uniform_bits', 'first_last_bits', 'use_more_bits', 'llama_cpp_bits',
-           'uniform_pruning', 'Baseline']
+__all__ = ['BASELINES', 'as_cost_model', 'planned_layers', 'solve_rule', 'uniform', 'first_last', 'erk', 'depth_ramp',
+           'global_magnitude', 'outlier_ratios', 'owl', 'uniform_bits', 'first_last_bits', 'use_more_bits',
+           'llama_cpp_bits', 'uniform_pruning', 'Baseline']
 
 # %% ../../nbs/plan/baselines.ipynb #e0a5f0bf
+def as_cost_model(costs,  # a `CostModel` (`plan.costs`, `build_cost_model`), or a sweep's costs (`sweep.costs`, a dict)
+                 ) -> CostModel:
+    "`costs` as a `CostModel`: a sweep's saved dict is read back; anything else is refused, saying what is allowed."
+    if isinstance(costs, CostModel): return costs
+    if isinstance(costs, dict): return CostModel.from_dict(costs)
+    why = ' (a sweep made with costs=False records none)' if costs is None else ''
+    raise TypeError(f"costs must be a CostModel (plan.costs, or build_cost_model(...)) or a sweep's costs "
+                    f"(sweep.costs, a dict); got {type(costs).__name__}{why}")
+
+def _rule_layers(costs, layers) -> tuple:
+    "`(cost model, layers)` of a rule, checked before any work."
+    costs = as_cost_model(costs)
+    return costs, planned_layers(costs, layers)
+
+def _sparsity_rule(costs, layers, max_pct) -> tuple:
+    "`(cost model, layers, max_pct)` of a sparsity rule, checked before any work."
+    return *_rule_layers(costs, layers), check_percent('max_pct', max_pct)
+
 def planned_layers(costs:CostModel,      # the cost model
                    layers=None           # layer names (None: every layer the cost model plans)
                   ) -> list:
@@ -92,7 +111,7 @@ def uniform(costs:CostModel,          # the cost model the budget is counted on
             base:Selection|None=None  # what else the model is compressed with (e.g. its bits), counted in the budget
            ) -> dict:
     "The same sparsity on every layer: the least that meets `budget`."
-    names = planned_layers(costs, layers)
+    costs, names, max_pct = _sparsity_rule(costs, layers, max_pct)
     return solve_rule(costs, budget, lambda x: {l: x for l in names}, 0., max_pct, base=base, rule='uniform')
 
 # %% ../../nbs/plan/baselines.ipynb #d75dbb78
@@ -104,7 +123,7 @@ def first_last(costs:CostModel,       # the cost model the budget is counted on
                base:Selection|None=None  # what else the model is compressed with, counted in the budget
               ) -> dict:
     "The first and last `keep` layers left dense, the same sparsity on the others: the least that meets `budget`."
-    names = planned_layers(costs, layers)
+    costs, names, max_pct = _sparsity_rule(costs, layers, max_pct)
     inner = names[keep:len(names) - keep]
     if not inner: raise ValueError(f"keep={keep} leaves no layer to sparsify among {len(names)}")
     return solve_rule(costs, budget, lambda x: {l: x for l in inner}, 0., max_pct, base=base, rule='first_last')
@@ -119,7 +138,7 @@ def erk(costs:CostModel,          # the cost model the budget is counted on
         base:Selection|None=None  # what else the model is compressed with, counted in the budget
        ) -> dict:
     "Erdős–Rényi-Kernel: density ε·(sum of the weight's dimensions)/(their product), at most 1; the largest ε fitting."
-    names = planned_layers(costs, layers)
+    costs, names, max_pct = _sparsity_rule(costs, layers, max_pct)
     ratio = {l: sum(_shape(costs, l)) / float(np.prod(_shape(costs, l))) for l in names}
     dense_at = 1 / min(ratio.values())                              # every layer dense from this ε up
     def make(x):                                                    # x from 0 (dense) to 1 (ε = 1e-9: at max_pct)
@@ -136,7 +155,8 @@ def depth_ramp(costs:CostModel,       # the cost model the budget is counted on
                base:Selection|None=None  # what else the model is compressed with, counted in the budget
               ) -> dict:
     "Sparsity rising linearly with depth, `spread` points from the first layer to the last: the least that fits."
-    names = planned_layers(costs, layers)
+    costs, names, max_pct = _sparsity_rule(costs, layers, max_pct)
+    spread = check_number('spread', spread, -100, 100, 'points of sparsity')
     pos = np.linspace(-.5, .5, len(names)) if len(names) > 1 else np.zeros(1)
     make = lambda x: {l: float(np.clip(x + spread * t, 0, max_pct)) for l, t in zip(names, pos)}
     return solve_rule(costs, budget, make, -spread / 2, max_pct + spread / 2, base=base, rule='depth_ramp')
@@ -164,7 +184,7 @@ def global_magnitude(model:nn.Module,            # the model of the cost model (
                     ) -> dict:
     "One threshold on `criteria`'s scores across all layers, each losing what falls below it: the lowest that fits."
     check_model(model)
-    names = planned_layers(costs, layers)
+    costs, names = _rule_layers(costs, layers)
     units = _units(model, names)
     scores = _group_scores(model, criteria, costs, units)
     groups = [len(s) for s in scores.values()]
@@ -212,7 +232,9 @@ def owl(model:nn.Module,           # the model of the cost model (read, not chan
        ) -> dict:
     "OWL: a common level, `lam` points lower for the layer of most outliers, higher for the fewest; the least fitting."
     check_model(model)
-    names = planned_layers(costs, layers)
+    costs, names, max_pct = _sparsity_rule(costs, layers, max_pct)
+    lam = check_number('lam', lam, 0, 100, 'points of sparsity')
+    M = check_number('M', M, 0, None, 'a multiple of the mean score')
     if isinstance(criteria, Wanda): wanda = criteria
     elif data is None: raise ValueError("owl needs calibration batches for Wanda's scores: data= or criteria=Wanda(..)")
     else: wanda = Wanda(data)
@@ -240,7 +262,7 @@ def uniform_bits(costs:CostModel,          # the cost model the budget is counte
                  base:Selection|None=None  # what else the model is compressed with, counted in the budget
                 ) -> dict:
     "One width on every layer: the widest that meets `budget`."
-    names = planned_layers(costs, layers)
+    costs, names = _rule_layers(costs, layers)
     return _widest(costs, budget, lambda b: {l: b for l in names}, widths, base, 'uniform_bits')
 
 def first_last_bits(costs:CostModel,          # the cost model the budget is counted on
@@ -252,7 +274,7 @@ def first_last_bits(costs:CostModel,          # the cost model the budget is cou
                     base:Selection|None=None  # what else the model is compressed with, counted in the budget
                    ) -> dict:
     "The first and last `keep` layers at `high` bits, one width on the others: the widest that meets `budget`."
-    names = planned_layers(costs, layers)
+    costs, names = _rule_layers(costs, layers)
     ends = set(names[:keep]) | set(names[len(names) - keep:])
     make = lambda b: {l: high if l in ends else b for l in names}
     return _widest(costs, budget, make, widths, base, 'first_last_bits')
@@ -273,7 +295,7 @@ def llama_cpp_bits(costs:CostModel,                 # the cost model the budget 
                    base:Selection|None=None         # what else the model is compressed with, counted in the budget
                   ) -> dict:
     "One width, one more for `boost` layers in llama.cpp's blocks, the output at `output_bits`: the widest that fits."
-    names = planned_layers(costs, layers)
+    costs, names = _rule_layers(costs, layers)
     more = set()
     for ending in boost:
         found = [l for l in names if l.endswith(ending)]
@@ -291,6 +313,7 @@ def uniform_pruning(costs:CostModel,          # the cost model the budget is cou
                     base:Selection|None=None  # what else the model is compressed with, counted in the budget
                    ) -> dict:
     "The same percent on every coupled group: the least level recorded for all of them that meets `budget`."
+    costs = as_cost_model(costs)
     groups = _known(list(costs.pruning) if groups is None else list(groups), costs.pruning, 'pruning groups')
     levels = sorted({0.} | set.intersection(*[{float(lv) for lv, _ in costs.pruning[g]} for g in groups]))
     budget = check_budget(budget, costs.key_names)
