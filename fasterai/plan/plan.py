@@ -138,6 +138,9 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
     "The least predicted damage under `budget`, across every kind swept: a `Plan` to read, apply, verify and repair."
     check_flags(extrapolate=extrapolate, gains=gains, sparse_macs=sparse_macs)
     if model is not None: check_model(model)
+    if isinstance(keys, (str, bytes)) or not (isinstance(keys, CostKey) or hasattr(keys, '__iter__')):
+        raise TypeError(f"keys={keys!r} must be a budget key that per_layer_key(...) made (a CostKey), or a list of "
+                        f"them (a name alone is not one)")
     keys = [keys] if isinstance(keys, CostKey) else list(keys)
     bad = [k for k in keys if not isinstance(k, CostKey) or k.saved is None]
     if bad: raise ValueError(f"keys={bad!r}: each must be a budget key made by per_layer_key (a table of your own)")
@@ -231,6 +234,16 @@ def to_json(self:Plan,
     "Save as JSON."
     write_json(self.as_dict(), path, 'Plan')
 
+def _check_loaded(p:Plan):
+    "A plan read back: each unit's kinds have settings, and its choice keeps within its budget (no edited budget)."
+    missing = sorted({k for u in p.units for k in u.kinds} - set(p.kinds))
+    if missing: raise ValueError(f"its units take kinds {missing} for which 'kinds' holds no settings (it holds "
+                                 f"{list(p.kinds)}): the file was edited; save the plan again from plan_compression")
+    over = {k: round(p.percent[k], 2) for k, b in p.budget.items() if p.percent[k] > b * (1 + 1e-9)}
+    if over: raise ValueError(f"its choice keeps {over} (percent of dense), more than its budget {p.budget}: the "
+                              f"budget was edited after the plan was solved; for another budget, use "
+                              f"plan.replan({p.budget}) on the plan as saved")
+
 @patch(cls_method=True)
 def from_json(cls:Plan,
               path,      # a file written by `to_json`
@@ -242,7 +255,7 @@ def from_json(cls:Plan,
         p = cls(f['units'], f['choice'], check_budget(f['budget'], f['costs'].key_names), f['costs'], f['kinds'],
                 f['baseline'],
                 f['metric_name'], f['higher_is_better'], f['settings'], f['repairs'])
-        p.figures                                           # the cost model answers for this choice
+        _check_loaded(p)                                    # the cost model answers, the budget holds
         return p
     except ValueError as e: raise ValueError(f"{path}: {e}") from e     # decode errors only: anything else is a bug
 
