@@ -106,10 +106,23 @@ def load_model_file(path,                     # a TorchScript archive, or a pick
                          f"pass its architecture and take the weights from it: --model ARCH --weights {path}")
     return _trusted_pickle(path, trust_pickle, '--model')
 
+def _shape(t) -> str: return 'x'.join(map(str, t.shape)) if isinstance(t, torch.Tensor) else type(t).__name__
+
 def _load_state(model:nn.Module, sd:dict, path) -> nn.Module:
-    try: model.load_state_dict(sd)
-    except RuntimeError as e:
-        raise ValueError(f"--weights={str(path)!r} does not fit the architecture: {str(e).splitlines()[0]}") from None
+    "Load `sd` into `model`, or say which tensors do not fit (another shape first: another head), before any change."
+    own = model.state_dict()
+    other = [f"{k} ({_shape(v)} in the file, {_shape(own[k])} in the model)" for k, v in sd.items()
+             if k in own and (not isinstance(v, torch.Tensor) or v.shape != own[k].shape)]
+    missing, extra = [k for k in own if k not in sd], [k for k in sd if k not in own]
+    if other or missing or extra:
+        more = ' ...' if len(other) > 3 else ''
+        parts = [f"tensors of another shape: {', '.join(other[:3])}{more}"] if other else []
+        parts += [f"{len(missing)} tensors missing from the file: {missing[:3]}"] if missing else []
+        parts += [f"{len(extra)} tensors the model has no place for: {extra[:3]}"] if extra else []
+        hint = (" (a model trained with another head, e.g. another number of classes, has its own architecture: save "
+                "it whole as TorchScript and pass --model that file)" if other else '')
+        raise ValueError(f"--weights={str(path)!r} does not fit the architecture: {'; '.join(parts)}{hint}")
+    model.load_state_dict(sd)
     return model
 
 # %% ../nbs/cli.ipynb #0169c015
