@@ -6,6 +6,7 @@
 from __future__ import annotations
 from .core.units import check_flag, check_flags
 import contextlib, io, json, pickle, sys, textwrap, time, warnings, zipfile
+from functools import partial
 from pathlib import Path
 import torch
 import torch.nn as nn
@@ -22,10 +23,11 @@ _all_ = ['max_target_pct', 'default_input_shape', 'check_choice', 'parse_levels'
          'parse_budget_table']
 
 # %% auto #0
-__all__ = ['pickle_warning', 'file_kind', 'load_weights', 'load_model_file', 'output_change_fn', 'bar_level', 'report_files',
-           'write_report', 'plan_files', 'sensitivity_report', 'normalize_options', 'main', 'max_target_pct',
-           'default_input_shape', 'check_choice', 'parse_levels', 'parse_options', 'parse_shape', 'parse_layer_types',
-           'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget', 'parse_budget_table']
+__all__ = ['pickle_warning', 'CURVES_IN_COLOUR', 'file_kind', 'load_weights', 'load_model_file', 'output_change_fn', 'bar_level',
+           'draw_curves', 'report_files', 'write_report', 'plan_files', 'sensitivity_report', 'normalize_options',
+           'main', 'max_target_pct', 'default_input_shape', 'check_choice', 'parse_levels', 'parse_options',
+           'parse_shape', 'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds',
+           'parse_budget', 'parse_budget_table']
 
 # %% ../nbs/cli.ipynb #7eecc745
 def _is_torchscript(path:Path) -> bool:
@@ -162,6 +164,15 @@ def _save(draw, path:Path, figsize):
     draw(ax=fig.subplots())
     fig.savefig(path, dpi=100)
 
+# curves.png: up to this many layers, each in its own colour and named; beyond, the most damaged this many
+CURVES_IN_COLOUR = 20
+
+def draw_curves(sweep:SweepResult,  # the sweep reported
+                ax,                 # the matplotlib Axes to draw into
+               ):
+    "curves.png: every layer in its own colour, named in the legend (the `CURVES_IN_COLOUR` most damaged of more)."
+    return sweep.plot_curves(ax=ax, top=None if len(sweep.layers) <= CURVES_IN_COLOUR else CURVES_IN_COLOUR)
+
 def report_files(sweep:SweepResult,  # the sweep reported
                  targets:dict|None,  # layer -> percent (None: no targets.json)
                  bar:float,          # level of the single-level bar chart
@@ -182,7 +193,7 @@ def write_report(sweep:SweepResult,  # the sweep to report
     files = {n: out/n for n in report_files(sweep, targets, bar)}
     sweep.to_csv(files['sweep.csv'])
     sweep.to_json(files['sweep.json'])
-    _save(sweep.plot_curves, files['curves.png'], (10, 6))
+    _save(partial(draw_curves, sweep), files['curves.png'], (10, 6))
     _save(sweep.plot_heatmap, files['heatmap.png'], (2 + 0.9 * len(sweep.levels), 1.5 + 0.3 * len(sweep.layers)))
     _save(sweep.at(bar).plot, files[f"bars_{bar:g}.png"], (max(8, 0.4 * len(sweep.layers)), 5))
     if targets is not None: files['targets.json'].write_text(json.dumps(targets, indent=1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['plot_result', 'curve_rows', 'plot_curves', 'plot_heatmap']
+__all__ = ['plot_result', 'curve_rows', 'curve_style', 'plot_curves', 'plot_heatmap']
 
 # %% ../../nbs/analyze/plots.ipynb #ac1172bc
 def _bar_colors(deltas):
@@ -87,6 +87,16 @@ def _curve_title(s, rows:list, named:set) -> str:
            + ([f"the {len(named)} most damaged in colour"] if len(named) < len(rows) else [])
     return f"Sensitivity curves: {s.compression_type}" + (f" ({', '.join(what)})" if what else '')
 
+_STYLES = ('-', '--', ':', '-.')
+
+def curve_style(i:int,  # the curve's rank among those drawn in colour
+                n:int,  # how many are drawn in colour
+               ) -> dict:
+    "Colour and line style of the `i`-th of `n` curves: distinct for each (tab10, tab20, then the styles cycle)."
+    import matplotlib.pyplot as plt
+    cmap = plt.get_cmap('tab10' if n <= 10 else 'tab20')
+    return {'color': cmap(i % cmap.N), 'ls': _STYLES[i // cmap.N % len(_STYLES)]}
+
 def plot_curves(s,              # a `SweepResult`, reading the metric to plot
                 figsize:tuple,  # size of a new figure
                 delta:bool,     # plot the damage instead of the metric
@@ -100,10 +110,13 @@ def plot_curves(s,              # a `SweepResult`, reading the metric to plot
     if ax is None: _, ax = plt.subplots(figsize=figsize)
     v = s.deltas if delta else np.array([c.metrics for c in s.layers], dtype=float).reshape(len(s.layers), -1)
     x = np.array(s.levels, dtype=float)
+    rank = {j: i for i, j in enumerate(sorted(named))}       # each coloured curve its own colour and style
     for j in sorted(rows, key=lambda j: j in named):        # the grey lines first, under the coloured ones
         c = s.layers[j]
         if np.all(np.isnan(v[j])): continue
-        if j in named: line, = ax.plot(x, v[j], marker='o', ms=3, lw=1.5, label=c.name, zorder=3)
+        if j in named:
+            style = curve_style(rank[j], len(named))
+            line, = ax.plot(x, v[j], marker='o', ms=3, lw=1.5, label=c.name, zorder=3, **style)
         else: line, = ax.plot(x, v[j], lw=0.8, color='0.75', label='_nolegend_', zorder=2)
         if c.stopped_at is not None:
             k = s._level_index(c.stopped_at)

@@ -151,6 +151,18 @@ class Comparison:
                 f"plan better than {wins} beyond the interval)")
 
 # %% ../../nbs/plan/comparison.ipynb #9416d795
+def _errors(b:pd.DataFrame):
+    "The intervals of the baselines' differences as error bars (None: no interval)."
+    return np.vstack([b['vs plan'] - b.low, b.high - b['vs plan']]) if len(b) and b.low.notna().all() else None
+
+def _verdict_colours(b:pd.DataFrame, higher_is_better:bool) -> list:
+    "Green where the plan is better, red where worse: by the verdict with intervals, else by the difference's sign."
+    if _errors(b) is not None:
+        return b.verdict.map({'plan better': 'tab:green', 'plan worse': 'tab:red'}).fillna('tab:gray').tolist()
+    worse = b['vs plan'] < 0 if higher_is_better else b['vs plan'] > 0          # the baseline is worse than the plan
+    better = b['vs plan'] > 0 if higher_is_better else b['vs plan'] < 0
+    return ['tab:green' if w else 'tab:red' if o else 'tab:gray' for w, o in zip(worse, better)]
+
 @patch
 def plot(self:Comparison,
          figsize:tuple=(10, 3.5),  # size of the two panels together
@@ -161,19 +173,19 @@ def plot(self:Comparison,
     t = self.table[self.table.method != 'dense']
     colors = ['tab:red' if m == 'plan' else 'tab:gray' for m in t.method]
     ax.barh(t.method, t.metric, color=colors)
-    if 'dense' in set(self.table.method):
+    dense = 'dense' in set(self.table.method)
+    if dense:                                   # named on the axis, not in a legend box over the bars
         ax.axvline(float(self.table.set_index('method').metric['dense']), color='black', ls='--', lw=1, label='dense')
-        ax.legend(fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel(self.metric_name)
+    ax.set_xlabel(f"{self.metric_name} (dashed: dense)" if dense else self.metric_name)
     b = self.baselines
-    err = np.vstack([b['vs plan'] - b.low, b.high - b['vs plan']]) if b.low.notna().all() else None
-    better = b.verdict.map({'plan better': 'tab:green', 'plan worse': 'tab:red'}).fillna('tab:gray')
-    bx.barh(b.method, b['vs plan'], xerr=err, color=better, capsize=3)
+    bx.barh(b.method, b['vs plan'], xerr=_errors(b), color=_verdict_colours(b, self.higher_is_better), capsize=3)
     bx.axvline(0, color='black', lw=1)
     bx.invert_yaxis()
     bx.set_xlabel(f"{self.metric_name}: baseline - plan")
-    fig.suptitle(f"at {_budget_text(self.budget)}: green, the plan is better beyond the interval")
+    how = ("beyond the interval (grey: level)" if _errors(b) is not None
+           else "(one number per method: no interval)")
+    fig.suptitle(f"at {_budget_text(self.budget)}: green, the plan is better; red, worse {how}")
     fig.tight_layout()
     return ax, bx
 
