@@ -244,6 +244,10 @@ def changes(self:CostModel,
     ("What `sel` changes, tensor by tensor: the one place the cost arithmetic reads a selection (`state` and the "
      "planner's option arrays both start here).")
     a = self.arrays()
+    known = [e.name for e, _ in a.effects] + [e.name for e in EFFECTS.values() if e.per_group]
+    unknown = [k for k in sel.set() if k not in known]
+    if unknown: raise ValueError(f"effects {unknown} were registered after this cost model's arrays were built: "
+                                 f"make the cost model again (CostModel.from_dict(costs.to_dict()))")
     picks = [(g, p) for e in EFFECTS.values() if e.per_group for g, p in sel[e.name].items() if p]
     cuts = [self.prune_removed(g, p) for g, p in picks]
     values = {}

@@ -32,11 +32,11 @@ class QuantEffect:
     zero_bits:float = 8         # bits of a zero point (8: int8); not counted when `symmetric`
 
     def __post_init__(self):
+        check_flag('symmetric', self.symmetric)
         _real('bits', self.bits, 1, 64)
         g = self.group_size
         if g is not None and (isinstance(g, bool) or not isinstance(g, int) or g < 1):
             raise ValueError(f"group_size={g!r} must be None (one scale per output channel) or an int >= 1")
-        check_flag('symmetric', self.symmetric)
         _real('scale_bits', self.scale_bits, 0, 1024)
         _real('zero_bits', self.zero_bits, 0, 1024)
 
@@ -196,3 +196,11 @@ class Selection:
     def without(self, *names) -> Selection:
         "A copy that leaves the effects `names` out."
         return Selection(**{k: v for k, v in self.effects.items() if k not in names})
+
+    def sets_zeros(self) -> bool:
+        "Does it zero values inside dense tensors (an effect that `zeroes`: what only a sparse format stores)?"
+        return any(EFFECTS[k].zeroes for k in self.set())
+
+    def without_zeros(self) -> Selection:
+        "A copy without the effects that zero values: the same model stored dense."
+        return self.without(*[k for k in EFFECTS if EFFECTS[k].zeroes])
