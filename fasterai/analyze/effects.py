@@ -5,7 +5,7 @@
 # %% ../../nbs/analyze/effects.ipynb #ef0003
 from __future__ import annotations
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 import numpy as np
 from ..core.units import check_flag
@@ -15,11 +15,10 @@ __all__ = ['QUANT_FORMATS', 'EFFECTS', 'QuantEffect', 'register_format', 'quant_
            'quant_columns', 'Selection']
 
 # %% ../../nbs/analyze/effects.ipynb #ef0006
-def _real(name:str, v, lo:float, hi:float, none:bool=False):
-    "`v` checked to be a real number in [lo, hi] (or None when `none`)."
-    if v is None and none: return v
+def _real(name:str, v, lo:float, hi:float):
+    "`v` checked to be a real number in [lo, hi]."
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
-        raise ValueError(f"{name}={v!r} must be a number in [{lo:g}, {hi:g}]" + (" or None" if none else ""))
+        raise ValueError(f"{name}={v!r} must be a number in [{lo:g}, {hi:g}]")
     return v
 
 @dataclass(frozen=True)
@@ -141,7 +140,7 @@ def quant_columns(value) -> tuple:
     if isinstance(value, str): value = quant_format(value)
     elif not isinstance(value, QuantEffect) and hasattr(value, 'group_size'): value = QuantEffect.of(value)
     if isinstance(value, QuantEffect): return (value.bits, value.group_size or 0, value.group_bits)
-    return (value, 0, 0)
+    return (_real('bits', value, 1, 64), 0, 0)
 
 def _dense_bits(costs) -> np.ndarray:
     "Every tensor at its dtype's width, no scales."
@@ -158,7 +157,9 @@ for _e in (TensorEffect('pruning', "pruning group -> percent of its channels: cu
 # %% ../../nbs/analyze/effects.ipynb #ef0016
 class Selection:
     "What a plan compresses: per registered effect, unit -> value (pruning group -> %, layer -> %, layer -> bits)."
-    def __init__(self, *dicts, **effects):   # dicts in `EFFECTS` order, or by effect name
+    def __init__(self,
+                 *dicts,      # unit -> value dicts in `EFFECTS` order: pruning, sparsity, bits
+                 **effects):  # or by effect name: sparsity={'fc': 50}
         if len(dicts) > len(EFFECTS): raise TypeError(f"at most {len(EFFECTS)} dicts: {list(EFFECTS)}")
         given = {**dict(zip(EFFECTS, dicts)), **effects}
         unknown = [k for k in given if k not in EFFECTS]
