@@ -73,7 +73,8 @@ def register_format(name:str,            # what a selection calls it, e.g. 'Q4_K
     QUANT_FORMATS[name] = effect
     return effect
 
-def quant_format(name:str) -> QuantEffect:
+def quant_format(name:str,   # a format registered with `register_format`
+                ) -> QuantEffect:
     "The `QuantEffect` of a registered format."
     if name not in QUANT_FORMATS:
         raise ValueError(f"format {name!r} is not registered; registered: {sorted(QUANT_FORMATS)} (register_format)")
@@ -103,7 +104,8 @@ class TensorEffect:
 
 EFFECTS = {}    # name -> `TensorEffect`, in the order a `Selection` takes them positionally and the kernel applies them
 
-def register_effect(effect:TensorEffect) -> TensorEffect:
+def register_effect(effect:TensorEffect,   # a new effect: its name and columns not taken
+                   ) -> TensorEffect:
     "Register a tensor effect (its name becomes a `Selection` field); returns it."
     if not isinstance(effect, TensorEffect): raise TypeError(f"effect={effect!r} must be a TensorEffect")
     if effect.name in EFFECTS: raise ValueError(f"effect {effect.name!r} is registered already")
@@ -135,7 +137,8 @@ def _stored(s, bits, group, group_bits):
     groups = out * np.where(group > 0, np.ceil(width / np.maximum(group, 1)), 1.)
     s.side_bytes = s.side_bytes + np.where(out > 0, groups * group_bits / 8, 0.) * a.counted[s.idx]
 
-def quant_columns(value) -> tuple:
+def quant_columns(value,   # bits (a number), a `QuantEffect`, a scheme, or a registered format's name
+                 ) -> tuple:
     "`(bits, group, group_bits)`: a width, a `QuantEffect`, a scheme or a registered format's name, as the columns."
     if isinstance(value, str): value = quant_format(value)
     elif not isinstance(value, QuantEffect) and hasattr(value, 'group_size'): value = QuantEffect.of(value)
