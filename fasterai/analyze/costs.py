@@ -14,6 +14,16 @@ from .budget_keys import KEYS, KEY_COLUMN, COST_KEYS, SPARSE_INDEX, TensorState,
 # %% auto #0
 __all__ = ['CostModel', 'TensorChanges', 'percent_of']
 
+# %% ../../nbs/analyze/costs.ipynb #cs0movee
+_MOVED = ('build_cost_model', 'merge_cost_models', 'WeightlessCuts')   # now in fasterai.analyze.gather
+
+def __getattr__(name:str):
+    "The names that moved to `fasterai.analyze.gather`, still importable from here."
+    if name in _MOVED:
+        from fasterai.analyze import gather
+        return getattr(gather, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 # %% ../../nbs/analyze/costs.ipynb #ae2c7d25
 _TABLE_FIELDS = ('name', 'table', 'scales_with', 'doc')
 
