@@ -95,8 +95,8 @@ class Plan:
         """The budget keys whose kept figures count zeros as removed: they hold only with a sparse format (params,
         bytes) or a kernel that skips zeros (MACs, with `sparse_macs`)."""
         sel = self.selection
-        if not sel.sparsity: return []
-        dense = self.costs.figures(Selection(sel.pruning, {}, sel.bits))
+        if not sel.sets_zeros(): return []
+        dense = self.costs.figures(sel.without_zeros())
         return [k for k, v in self.figures.items() if v < dense[k] * (1 - 1e-12)]
 
     def __repr__(self):

@@ -40,7 +40,7 @@ def plan_table(plan,  # a `Plan`
 # %% ../../nbs/plan/report.ipynb #b09e019b
 def _sparse_lines(plan) -> list:
     "What the plan's zeros need: the kept figures that count them as removed, and how its MACs are counted."
-    if not plan.selection.sparsity: return []
+    if not plan.selection.sets_zeros(): return []
     keys = ' and '.join(plan.needs_sparse) or 'no figure'
     if plan.costs.sparse_macs:
         macs = "MACs count only the non-zero weights (sparse_macs=True: a runtime that skips zeros)"
