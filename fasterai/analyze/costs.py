@@ -17,7 +17,7 @@ __all__ = ['CostModel', 'TensorChanges', 'percent_of']
 # %% ../../nbs/analyze/costs.ipynb #cs0movee
 _MOVED = ('build_cost_model', 'merge_cost_models', 'WeightlessCuts')   # now in fasterai.analyze.gather
 
-def __getattr__(name:str):
+def __getattr__(name:str):   # a name imported from this module
     "The names that moved to `fasterai.analyze.gather`, still importable from here."
     if name in _MOVED:
         from fasterai.analyze import gather
