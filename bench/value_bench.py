@@ -20,6 +20,9 @@ Rows (`--rows`, comma separated; default: all):
   digits-trained          CNN and MLP, 90/95/97% sparsity: every allocation trained in with `SparsifyCallback` (its
                           default schedule) for --finetune-epochs; the workflow the sparsify tutorial teaches (a sweep,
                           then `to_layer_targets(..., prior='erk')`) against the heuristics; give --reference workflow
+  digits-pruning-trained  CNN, 50% of the MACs: the plan's pruning ratios (a pruning sweep, `plan_compression`) and
+                          uniform pruning trained in with `PruneCallback` (default schedule) for --finetune-epochs,
+                          against torch-pruning's global pruning (one shot) fine-tuned as long; --reference workflow
   compare-time            the time of compare() on the digits CNN against one plan (sweep, solve) and its verification
 
     OMP_NUM_THREADS=1 python bench/value_bench.py --out value.json           # everything, 3 seeds, CPU
@@ -35,9 +38,9 @@ import torch
 import torch.nn as nn
 
 ROWS = ('lm-sparsity-magnitude', 'lm-sparsity-wanda', 'lm-bits', 'lm-joint', 'digits-sparsity', 'digits-bits',
-        'digits-pruning', 'digits-trained', 'compare-time')
+        'digits-pruning', 'digits-trained', 'digits-pruning-trained', 'compare-time')
 PLAN_TASK, PLAN_KL, PLAN_REFINED = 'plan (task)', 'plan (KL)', 'plan (KL, refined)'
-WORKFLOW = 'workflow (sweep, prior=erk)'
+WORKFLOW = 'workflow (as taught)'   # sparsity: sweep, to_layer_targets(prior='erk'); pruning: the plan's ratios
 REFERENCE = {'refined': PLAN_REFINED, 'kl': PLAN_KL, 'task': PLAN_TASK, 'workflow': WORKFLOW}
 KEPT = ('params %', 'macs %', 'bytes %')
 
@@ -262,8 +265,9 @@ def digits_rows(a, results:Results, row:str):
 
 
 # ---------------------------------------------------------------- allocations trained in with the callback (issue 31)
-def callback_trainer(epochs:int, seed:int, lr:float=3e-3):
-    "train(model, targets): `SparsifyCallback(targets)` with its default schedule, `fit_one_cycle(epochs, lr)`, seeded."
+def callback_trainer(epochs:int, seed:int, lr:float=3e-3, callback=None):
+    """train(model, targets): `callback(targets)` (default `SparsifyCallback`) with its default schedule,
+    `fit_one_cycle(epochs, lr)`, seeded; targets None: no callback (fine-tuning only)."""
     import torch.nn.functional as F
     from torch.utils.data import TensorDataset, DataLoader
     from fastai.data.core import DataLoaders
@@ -278,12 +282,13 @@ def callback_trainer(epochs:int, seed:int, lr:float=3e-3):
         dls = DataLoaders(DataLoader(TensorDataset(x_tr, y_tr), batch_size=64, shuffle=True, generator=shuffle),
                           DataLoader(TensorDataset(*test[0]), batch_size=512))
         learn = Learner(dls, model, loss_func=F.cross_entropy)
+        cbs = [] if targets is None else [(callback or SparsifyCallback)(targets)]
         threads = torch.get_num_threads()
         torch.set_num_threads(1)                                 # the same network whatever the thread setting
         try:
-            with learn.no_bar(), learn.no_logging(): learn.fit_one_cycle(epochs, lr, cbs=SparsifyCallback(targets))
+            with learn.no_bar(), learn.no_logging(): learn.fit_one_cycle(epochs, lr, cbs=cbs)
         finally: torch.set_num_threads(threads)
-        return model.eval()
+        return learn.model.eval()
     return train
 
 
@@ -292,17 +297,19 @@ def workflow_targets(model, sweep, pct:float) -> dict:
     return sweep.to_layer_targets(model, pct, prior='erk')
 
 
-def trained_record(results:Results, key:dict, method:str, model, test):
-    "One trained model's per-sample test accuracy and kept weights, recorded and printed like compare()'s rows."
+def trained_record(results:Results, key:dict, method:str, model, test, dense_macs=None):
+    "One trained model's per-sample test accuracy, kept weights (and MACs), recorded and printed like compare()'s rows."
     from fasterai.core.select import candidate_units
+    from fasterai.core.counter import count_flops_params
     x, y = test[0]
     with torch.no_grad(): right = (model(x).argmax(1) == y).float().numpy()
     units = candidate_units(model)
     kept = 100 * sum(int((u.weight != 0).sum()) for u in units.values()) / sum(u.weight.numel() for u in units.values())
+    macs = float('nan') if dense_macs is None else 100 * count_flops_params(model, x[:1])[0] / dense_macs
     results.rows.append({**key, 'method': method, 'metric': float(right.mean()), 'params %': kept,
-                         'macs %': float('nan'), 'bytes %': float('nan'), 'samples': right.tolist()})
+                         'macs %': macs, 'bytes %': float('nan'), 'samples': right.tolist()})
     print(f"{key['row']} {key['model']} {key['budget']} {key['regime']} seed={key['seed']} {method}: "
-          f"{right.mean():.4f} (weights kept {kept:.2f}%)", flush=True)
+          f"{right.mean():.4f} (weights kept {kept:.2f}%, MACs {macs:.1f}%)", flush=True)
 
 
 def trained_rows(a, results:Results, row:str):
@@ -334,6 +341,35 @@ def trained_rows(a, results:Results, row:str):
                     trained_record(results, key, method, train(copy.deepcopy(model), t), test)
                 print(f"  trained {len(targets)} allocations in {time.perf_counter() - t1:.1f} s; not run: "
                       f"{'; '.join(c.skipped) or 'none'}", flush=True)
+
+
+def pruning_trained_rows(a, results:Results, row:str):
+    "Per seed: the plan's and uniform pruning ratios trained in with `PruneCallback`; torch-pruning global, fine-tuned."
+    from fasterai.analyze.evaluation import accuracy_per_sample
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    from fasterai.core.counter import count_flops_params
+    from fasterai.plan import plan_compression, compare
+    from fasterai.prune.prune_callback import PruneCallback
+    _, cal, test = digits_setup()
+    sample = cal[0][0][:1]
+    for seed in a.seeds:
+        prune_in = callback_trainer(a.finetune_epochs, seed, callback=PruneCallback)
+        _, model = next(digits_models(seed, ('CNN',)))
+        an = SensitivityAnalyzer(model, sample, data=cal, metric=accuracy_per_sample, higher_is_better=True,
+                                 metric_name='accuracy')
+        plan = plan_compression(an.sweep('pruning', [10, 25, 50, 75], verbose=False), {'macs': 50}, sample=sample)
+        c = compare(model, plan, data=test, metric=accuracy_per_sample, metric_name='test accuracy',
+                    higher_is_better=True, calibration_data=cal)          # uniform pruning's ratios at this budget
+        key = dict(row=row, model='CNN', budget='50% MACs', seed=seed,
+                   regime=f"{a.finetune_epochs} epochs, PruneCallback")
+        dense_macs = count_flops_params(model, sample)[0]
+        for method, ratios in ((WORKFLOW, plan.targets('pruning')),
+                               ('uniform pruning', c.targets['uniform pruning']['pruning'])):
+            trained_record(results, key, method, prune_in(copy.deepcopy(model), ratios), test, dense_macs)
+        for method, prune in global_pruners(model, sample, 50).items():
+            m = copy.deepcopy(model)
+            prune(m)
+            trained_record(results, key, method, prune_in(m, None), test, dense_macs)
 
 
 def compare_time(a, results:Results, row:str):
@@ -506,7 +542,8 @@ def main(argv=None):
     for row in a.rows:
         t1 = time.perf_counter()
         run = (lm_rows if row.startswith('lm') else compare_time if row == 'compare-time'
-               else trained_rows if row == 'digits-trained' else digits_rows)
+               else trained_rows if row == 'digits-trained'
+               else pruning_trained_rows if row == 'digits-pruning-trained' else digits_rows)
         run(a, results, row)
         print(f"  {row}: {time.perf_counter() - t1:.0f} s", flush=True)
         if a.out: json.dump({'machine': machine_line(a.device), 'rows': results.rows}, open(a.out, 'w'))
