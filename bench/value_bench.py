@@ -350,10 +350,12 @@ def pruning_trained_rows(a, results:Results, row:str):
     from fasterai.core.counter import count_flops_params
     from fasterai.plan import plan_compression, compare
     from fasterai.prune.prune_callback import PruneCallback
+    import functools
     _, cal, test = digits_setup()
     sample = cal[0][0][:1]
     for seed in a.seeds:
-        prune_in = callback_trainer(a.finetune_epochs, seed, callback=PruneCallback)
+        callback = functools.partial(PruneCallback, example_inputs=sample)         # plain DataLoaders: no one_batch
+        prune_in = callback_trainer(a.finetune_epochs, seed, callback=callback)
         _, model = next(digits_models(seed, ('CNN',)))
         an = SensitivityAnalyzer(model, sample, data=cal, metric=accuracy_per_sample, higher_is_better=True,
                                  metric_name='accuracy')
