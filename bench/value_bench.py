@@ -312,25 +312,39 @@ def trained_record(results:Results, key:dict, method:str, model, test, dense_mac
           f"{right.mean():.4f} (weights kept {kept:.2f}%, MACs {macs:.1f}%)", flush=True)
 
 
-def trained_rows(a, results:Results, row:str):
-    "Per seed, model and sparsity: every allocation's targets trained in from the dense model with the callback."
+def accuracy_sweep(model, kind:str, levels:list):
+    "The sweep of `kind` at `levels`, with the accuracy on the calibration digits."
     from fasterai.analyze.evaluation import accuracy_per_sample
     from fasterai.analyze.sensitivity import SensitivityAnalyzer
-    from fasterai.plan import plan_compression, compare
+    _, cal, _ = digits_setup()
+    an = SensitivityAnalyzer(model, cal[0][0][:1], data=cal, metric=accuracy_per_sample, higher_is_better=True,
+                             metric_name='accuracy')
+    return an.sweep(kind, levels, verbose=False)
+
+
+def rules_at(model, plan):
+    "compare() one-shot at the plan's budget: its `targets` hold every heuristic's per-layer targets."
+    from fasterai.analyze.evaluation import accuracy_per_sample
+    from fasterai.plan import compare
+    _, cal, test = digits_setup()
+    return compare(model, plan, data=test, metric=accuracy_per_sample, metric_name='test accuracy',
+                   higher_is_better=True, calibration_data=cal)
+
+
+def trained_rows(a, results:Results, row:str):
+    "Per seed, model and sparsity: every allocation's targets trained in from the dense model with the callback."
+    from fasterai.plan import plan_compression
     _, cal, test = digits_setup()
     sample = cal[0][0][:1]
     for seed in a.seeds:
         train = callback_trainer(a.finetune_epochs, seed)
         for arch, model in digits_models(seed, ('CNN', 'MLP')):
             t0 = time.perf_counter()
-            an = SensitivityAnalyzer(model, sample, data=cal, metric=accuracy_per_sample, higher_is_better=True,
-                                     metric_name='accuracy')
-            sweep = an.sweep('sparsity', [50, 70, 80, 90, 95, 97, 98, 99], verbose=False)
+            sweep = accuracy_sweep(model, 'sparsity', [50, 70, 80, 90, 95, 97, 98, 99])
             print(f"  {arch} seed {seed}: sweep {time.perf_counter() - t0:.1f} s", flush=True)
             for pct in (90, 95, 97):
                 plan = plan_compression(sweep, {'params': 100 - pct}, sample=sample, scope='units')
-                c = compare(model, plan, data=test, metric=accuracy_per_sample, metric_name='test accuracy',
-                            higher_is_better=True, calibration_data=cal)   # the heuristics' targets at this budget
+                c = rules_at(model, plan)
                 t1 = time.perf_counter()
                 targets = {WORKFLOW: workflow_targets(model, sweep, pct),
                            **{(PLAN_TASK if m == 'plan' else m): t['sparsity'] for m, t in c.targets.items()
@@ -345,10 +359,8 @@ def trained_rows(a, results:Results, row:str):
 
 def pruning_trained_rows(a, results:Results, row:str):
     "Per seed: the plan's and uniform pruning ratios trained in with `PruneCallback`; torch-pruning global, fine-tuned."
-    from fasterai.analyze.evaluation import accuracy_per_sample
-    from fasterai.analyze.sensitivity import SensitivityAnalyzer
     from fasterai.core.counter import count_flops_params
-    from fasterai.plan import plan_compression, compare
+    from fasterai.plan import plan_compression
     from fasterai.prune.prune_callback import PruneCallback
     import functools
     _, cal, test = digits_setup()
@@ -357,11 +369,8 @@ def pruning_trained_rows(a, results:Results, row:str):
         callback = functools.partial(PruneCallback, example_inputs=sample)         # plain DataLoaders: no one_batch
         prune_in = callback_trainer(a.finetune_epochs, seed, callback=callback)
         _, model = next(digits_models(seed, ('CNN',)))
-        an = SensitivityAnalyzer(model, sample, data=cal, metric=accuracy_per_sample, higher_is_better=True,
-                                 metric_name='accuracy')
-        plan = plan_compression(an.sweep('pruning', [10, 25, 50, 75], verbose=False), {'macs': 50}, sample=sample)
-        c = compare(model, plan, data=test, metric=accuracy_per_sample, metric_name='test accuracy',
-                    higher_is_better=True, calibration_data=cal)          # uniform pruning's ratios at this budget
+        plan = plan_compression(accuracy_sweep(model, 'pruning', [10, 25, 50, 75]), {'macs': 50}, sample=sample)
+        c = rules_at(model, plan)
         key = dict(row=row, model='CNN', budget='50% MACs', seed=seed,
                    regime=f"{a.finetune_epochs} epochs, PruneCallback")
         dense_macs = count_flops_params(model, sample)[0]
