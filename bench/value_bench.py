@@ -17,6 +17,12 @@ Rows (`--rows`, comma separated; default: all):
   digits-sparsity         CNN and MLP, 90/95/97% sparsity, one-shot and after 2 epochs of fine-tuning
   digits-bits             CNN and MLP, 2.5 bits on average, one-shot
   digits-pruning          CNN, 50% of the MACs, one-shot and fine-tuned; also global pruning (torch-pruning, fasterai)
+  digits-trained          CNN and MLP, 90/95/97% sparsity: every allocation trained in with `SparsifyCallback` (its
+                          default schedule) for --finetune-epochs; the workflow the sparsify tutorial teaches (a sweep,
+                          then `to_layer_targets(..., prior='erk')`) against the heuristics; give --reference workflow
+  digits-pruning-trained  CNN, 50% of the MACs: the plan's pruning ratios (a pruning sweep, `plan_compression`) and
+                          uniform pruning trained in with `PruneCallback` (default schedule) for --finetune-epochs,
+                          against torch-pruning's global pruning (one shot) fine-tuned as long; --reference workflow
   compare-time            the time of compare() on the digits CNN against one plan (sweep, solve) and its verification
 
     OMP_NUM_THREADS=1 python bench/value_bench.py --out value.json           # everything, 3 seeds, CPU
@@ -32,9 +38,10 @@ import torch
 import torch.nn as nn
 
 ROWS = ('lm-sparsity-magnitude', 'lm-sparsity-wanda', 'lm-bits', 'lm-joint', 'digits-sparsity', 'digits-bits',
-        'digits-pruning', 'compare-time')
+        'digits-pruning', 'digits-trained', 'digits-pruning-trained', 'compare-time')
 PLAN_TASK, PLAN_KL, PLAN_REFINED = 'plan (task)', 'plan (KL)', 'plan (KL, refined)'
-REFERENCE = {'refined': PLAN_REFINED, 'kl': PLAN_KL, 'task': PLAN_TASK}
+WORKFLOW = 'workflow (as taught)'   # sparsity: sweep, to_layer_targets(prior='erk'); pruning: the plan's ratios
+REFERENCE = {'refined': PLAN_REFINED, 'kl': PLAN_KL, 'task': PLAN_TASK, 'workflow': WORKFLOW}
 KEPT = ('params %', 'macs %', 'bytes %')
 
 
@@ -257,6 +264,125 @@ def digits_rows(a, results:Results, row:str):
                     compared(results, key, model, made, fine_tune=ft, extra=extra, **eval_kw)
 
 
+# ---------------------------------------------------------------- allocations trained in with the callback (issue 31)
+def callback_trainer(epochs:int, seed:int, lr:float=3e-3, callback=None):
+    """train(model, targets): `callback(targets)` (default `SparsifyCallback`) with its default schedule,
+    `fit_one_cycle(epochs, lr)`, seeded; targets None: no callback (fine-tuning only)."""
+    import torch.nn.functional as F
+    from torch.utils.data import TensorDataset, DataLoader
+    from fastai.data.core import DataLoaders
+    from fastai.learner import Learner
+    from fastai.callback.schedule import fit_one_cycle        # patches Learner.fit_one_cycle
+    from fastai.torch_core import set_seed
+    from fasterai.sparse.sparsify_callback import SparsifyCallback
+    (x_tr, y_tr), _, test = digits_setup()
+    def train(model, targets):
+        set_seed(seed)
+        shuffle = torch.Generator().manual_seed(seed)
+        dls = DataLoaders(DataLoader(TensorDataset(x_tr, y_tr), batch_size=64, shuffle=True, generator=shuffle),
+                          DataLoader(TensorDataset(*test[0]), batch_size=512))
+        learn = Learner(dls, model, loss_func=F.cross_entropy)
+        cbs = [] if targets is None else [(callback or SparsifyCallback)(targets)]
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)                                 # the same network whatever the thread setting
+        try:
+            with learn.no_bar(), learn.no_logging(): learn.fit_one_cycle(epochs, lr, cbs=cbs)
+        finally: torch.set_num_threads(threads)
+        return learn.model.eval()
+    return train
+
+
+def workflow_targets(model, sweep, pct:float) -> dict:
+    "What the sparsify tutorial teaches: the sweep's curves within a band around ERK (`prior='erk'`, default band)."
+    return sweep.to_layer_targets(model, pct, prior='erk')
+
+
+def trained_record(results:Results, key:dict, method:str, model, test, dense_macs=None):
+    "One trained model's per-sample test accuracy, kept weights (and MACs), recorded and printed like compare()'s rows."
+    from fasterai.core.select import candidate_units
+    from fasterai.core.counter import count_flops_params
+    x, y = test[0]
+    with torch.no_grad(): right = (model(x).argmax(1) == y).float().numpy()
+    units = candidate_units(model)
+    kept = 100 * sum(int((u.weight != 0).sum()) for u in units.values()) / sum(u.weight.numel() for u in units.values())
+    macs = float('nan') if dense_macs is None else 100 * count_flops_params(model, x[:1])[0] / dense_macs
+    results.rows.append({**key, 'method': method, 'metric': float(right.mean()), 'params %': kept,
+                         'macs %': macs, 'bytes %': float('nan'), 'samples': right.tolist()})
+    print(f"{key['row']} {key['model']} {key['budget']} {key['regime']} seed={key['seed']} {method}: "
+          f"{right.mean():.4f} (weights kept {kept:.2f}%, MACs {macs:.1f}%)", flush=True)
+
+
+def accuracy_sweep(model, kind:str, levels:list):
+    "The sweep of `kind` at `levels`, with the accuracy on the calibration digits."
+    from fasterai.analyze.evaluation import accuracy_per_sample
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    _, cal, _ = digits_setup()
+    an = SensitivityAnalyzer(model, cal[0][0][:1], data=cal, metric=accuracy_per_sample, higher_is_better=True,
+                             metric_name='accuracy')
+    return an.sweep(kind, levels, verbose=False)
+
+
+def rules_at(model, plan):
+    "compare() one-shot at the plan's budget: its `targets` hold every heuristic's per-layer targets."
+    from fasterai.analyze.evaluation import accuracy_per_sample
+    from fasterai.plan import compare
+    _, cal, test = digits_setup()
+    return compare(model, plan, data=test, metric=accuracy_per_sample, metric_name='test accuracy',
+                   higher_is_better=True, calibration_data=cal)
+
+
+def trained_rows(a, results:Results, row:str):
+    "Per seed, model and sparsity: every allocation's targets trained in from the dense model with the callback."
+    from fasterai.plan import plan_compression
+    _, cal, test = digits_setup()
+    sample = cal[0][0][:1]
+    for seed in a.seeds:
+        train = callback_trainer(a.finetune_epochs, seed)
+        for arch, model in digits_models(seed, ('CNN', 'MLP')):
+            t0 = time.perf_counter()
+            sweep = accuracy_sweep(model, 'sparsity', [50, 70, 80, 90, 95, 97, 98, 99])
+            print(f"  {arch} seed {seed}: sweep {time.perf_counter() - t0:.1f} s", flush=True)
+            for pct in (90, 95, 97):
+                plan = plan_compression(sweep, {'params': 100 - pct}, sample=sample, scope='units')
+                c = rules_at(model, plan)
+                t1 = time.perf_counter()
+                targets = {WORKFLOW: workflow_targets(model, sweep, pct),
+                           **{(PLAN_TASK if m == 'plan' else m): t['sparsity'] for m, t in c.targets.items()
+                              if 'sparsity' in t}}
+                key = dict(row=row, model=arch, budget=f"{pct}% sparse", seed=seed,
+                           regime=f"{a.finetune_epochs} epochs, SparsifyCallback")
+                for method, t in targets.items():
+                    trained_record(results, key, method, train(copy.deepcopy(model), t), test)
+                print(f"  trained {len(targets)} allocations in {time.perf_counter() - t1:.1f} s; not run: "
+                      f"{'; '.join(c.skipped) or 'none'}", flush=True)
+
+
+def pruning_trained_rows(a, results:Results, row:str):
+    "Per seed: the plan's and uniform pruning ratios trained in with `PruneCallback`; torch-pruning global, fine-tuned."
+    from fasterai.core.counter import count_flops_params
+    from fasterai.plan import plan_compression
+    from fasterai.prune.prune_callback import PruneCallback
+    import functools
+    _, cal, test = digits_setup()
+    sample = cal[0][0][:1]
+    for seed in a.seeds:
+        callback = functools.partial(PruneCallback, example_inputs=sample)         # plain DataLoaders: no one_batch
+        prune_in = callback_trainer(a.finetune_epochs, seed, callback=callback)
+        _, model = next(digits_models(seed, ('CNN',)))
+        plan = plan_compression(accuracy_sweep(model, 'pruning', [10, 25, 50, 75]), {'macs': 50}, sample=sample)
+        c = rules_at(model, plan)
+        key = dict(row=row, model='CNN', budget='50% MACs', seed=seed,
+                   regime=f"{a.finetune_epochs} epochs, PruneCallback")
+        dense_macs = count_flops_params(model, sample)[0]
+        for method, ratios in ((WORKFLOW, plan.targets('pruning')),
+                               ('uniform pruning', c.targets['uniform pruning']['pruning'])):
+            trained_record(results, key, method, prune_in(copy.deepcopy(model), ratios), test, dense_macs)
+        for method, prune in global_pruners(model, sample, 50).items():
+            m = copy.deepcopy(model)
+            prune(m)
+            trained_record(results, key, method, prune_in(m, None), test, dense_macs)
+
+
 def compare_time(a, results:Results, row:str):
     "compare()'s wall time on the digits CNN at 30% of the weights, against making one plan and verifying it."
     from fasterai.analyze.evaluation import accuracy_per_sample
@@ -354,7 +480,7 @@ def summary_tables(rows:list, reference:str):
     "Per kind of compression, each method's mean ± std; then the plan against the best baseline (paired)."
     ref = REFERENCE[reference]
     groups = _by_setting(rows)
-    plans = [m for m in (PLAN_TASK, PLAN_KL, PLAN_REFINED) if any(r['method'] == m for r in rows)]
+    plans = [m for m in (PLAN_TASK, PLAN_KL, PLAN_REFINED, WORKFLOW) if any(r['method'] == m for r in rows)]
     for kind in dict.fromkeys(_kind(k[0]) for k in groups):
         keys = [k for k in groups if _kind(k[0]) == kind]
         present = {m for k in keys for m in _by_method(groups[k], plans)}
@@ -426,7 +552,9 @@ def main(argv=None):
     warnings.filterwarnings('ignore', message='.*higher_is_better inferred.*')
     for row in a.rows:
         t1 = time.perf_counter()
-        run = lm_rows if row.startswith('lm') else compare_time if row == 'compare-time' else digits_rows
+        run = (lm_rows if row.startswith('lm') else compare_time if row == 'compare-time'
+               else trained_rows if row == 'digits-trained'
+               else pruning_trained_rows if row == 'digits-pruning-trained' else digits_rows)
         run(a, results, row)
         print(f"  {row}: {time.perf_counter() - t1:.0f} s", flush=True)
         if a.out: json.dump({'machine': machine_line(a.device), 'rows': results.rows}, open(a.out, 'w'))

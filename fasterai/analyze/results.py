@@ -471,13 +471,17 @@ def _sweep_to_layer_targets(self:SweepResult,
                             max_pct:float=99,      # no layer gets more
                             budget:str='params',   # weigh layers by 'params' or by compute ('flops', MACs)
                             metric:str|None=None,  # allocate by this metric's curves (None: `metric_name`)
-                            extrapolate:bool=False # allow levels beyond each layer's highest measured one (last slope)
+                            extrapolate:bool=False,# allow levels beyond each layer's highest measured one (last slope)
+                            # 'erk': each layer's density within a band around ERK's (for training; see
+                            # `fasterai.analyze.targets.prior_bounds`); None: the curves alone
+                            prior:str|None=None,
+                            band:float=.75,        # with a prior: density within [band, 1 / band] x the prior's
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
         check_flag('extrapolate', extrapolate)
         s = _for_targets(self, metric, target_pct, min_pct, max_pct)
-        return sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate)
+        return sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, prior, band)
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
 @_method(SweepResult, 'summary')

@@ -11,8 +11,8 @@ from ..core.knapsack import hull_path
 from ..core.select import candidate_units
 
 # %% auto #0
-__all__ = ['check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets', 'allocation_units', 'layer_params',
-           'result_targets', 'sweep_targets']
+__all__ = ['PRIORS', 'check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets', 'erk_levels',
+           'prior_bounds', 'allocation_units', 'layer_params', 'result_targets', 'sweep_targets']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
 def check_bounds(target_pct,  # the weighted mean of the targets, in percent
@@ -107,37 +107,84 @@ def curve_targets(curves,                  # per unit, `(levels, damage)` measur
                   min_pct:float=0,         # no unit gets less
                   max_pct:float=99,        # no unit gets more
                   extrapolate:bool=False,  # allow levels beyond each unit's highest measured one
+                  lower=None,              # per unit, the least it gets (None: `min_pct` for every unit)
+                  upper=None,              # per unit, the most it gets (None: `max_pct` for every unit)
                  ) -> np.ndarray:
     "Per-unit percents minimising the predicted total damage, weighted mean `target_pct`: the knapsack's hull path."
     t, lo, hi = check_bounds(target_pct, min_pct, max_pct)
     w = _check_weights(weights, len(curves))
     n = len(curves)
-    tops = np.array([hi if extrapolate else min(hi, max([lo, *np.asarray(levels, dtype=float).tolist()]))
-                     for levels, _ in curves])
+    los, his = _unit_bounds(lower, upper, lo, hi, n)
+    tops = np.array([h if extrapolate else min(h, max([l, *np.asarray(levels, dtype=float).tolist()]))
+                     for (levels, _), l, h in zip(curves, los, his)])
     reach = weighted_mean(tops, w)
     if t > reach + 1e-9:
         raise ValueError(f"target_pct={target_pct!r} needs levels beyond the measured ones: within them (each unit "
-                         f"up to its highest measured level, at most max_pct={max_pct!r}) at most {reach:.2f}% can be "
+                         f"up to its highest measured level and its upper bound) at most {reach:.2f}% can be "
                          f"reached; sweep higher levels, or pass extrapolate=True to extend each curve by its last "
                          f"slope")
-    if t == lo: return np.full(n, lo)
+    floor = weighted_mean(los, w)
+    if t < floor - 1e-9:
+        raise ValueError(f"target_pct={target_pct!r} is infeasible: the units' lower bounds already remove "
+                         f"{floor:.2f}%")
+    if t <= floor: return los
     grids, costs, damages = [], [], []
-    for (levels, damage), top, wi in zip(curves, tops, w):
+    for (levels, damage), top, l, wi in zip(curves, tops, los, w):
         f = damage_curve(levels, damage)
-        xs = np.unique(np.concatenate([[lo, top], f.levels[(f.levels > lo) & (f.levels < top)]]))
+        xs = np.unique(np.concatenate([[l, top], f.levels[(f.levels > l) & (f.levels < top)]]))
         # gains are no damage; ties go to the milder level
-        d = np.maximum.accumulate(np.clip(f(xs), 0, None)) + 1e-12 * (xs - lo)
+        d = np.maximum.accumulate(np.clip(f(xs), 0, None)) + 1e-12 * (xs - l)
         grids.append(xs)
         costs.append((wi * (100 - xs)).reshape(-1, 1))
         damages.append(d)
     start, moves = hull_path(costs, damages)
-    x = np.array([g[s] for g, s in zip(grids, start)])           # every unit at min_pct: its least damaging option
+    x = np.array([g[s] for g, s in zip(grids, start)])           # every unit at its lower bound
     need = (t - weighted_mean(x, w)) * w.sum()                  # weight x percent still to remove
     for _, u, saved, a in moves:
         if need <= 0: break
         if saved <= need: x[u], need = grids[u][a], need - saved
         else: x[u], need = x[u] + need / w[u], 0.
-    return np.clip(x, lo, hi)
+    return np.clip(x, los, his)
+
+def _unit_bounds(lower, upper, lo:float, hi:float, n:int) -> tuple[np.ndarray, np.ndarray]:
+    "Per-unit bounds within [lo, hi]: `lower`/`upper` given per unit, or the common ones."
+    los = np.full(n, lo) if lower is None else np.clip(np.asarray(lower, dtype=float), lo, hi)
+    his = np.full(n, hi) if upper is None else np.clip(np.asarray(upper, dtype=float), lo, hi)
+    if los.shape != (n,) or his.shape != (n,): raise ValueError(f"lower and upper need one bound per unit ({n})")
+    if np.any(los > his + 1e-12): raise ValueError(f"a unit's lower bound exceeds its upper bound: {los} > {his}")
+    return los, his
+
+# %% ../../nbs/analyze/targets.ipynb #bffbb467
+def erk_levels(shapes,            # per unit, the shape of its weight
+               weights,           # per unit, its weight in the mean (parameters)
+               target_pct:float,  # weighted mean of the levels, in percent
+               max_pct:float=99,  # no unit gets more
+              ) -> np.ndarray:
+    "ERK's percents: density `eps * sum(shape) / prod(shape)` within [dense, `max_pct`], weighted mean `target_pct`."
+    t, _, hi = check_bounds(target_pct, 0, max_pct)
+    w = _check_weights(weights, len(shapes))
+    ratio = np.array([sum(s) / float(np.prod(s)) for s in shapes])
+    levels = lambda eps: np.clip(100 * (1 - eps * ratio), 0, hi)
+    lo_eps, hi_eps = 0., 1 / ratio.min()                  # every unit at max_pct ... every unit dense
+    for _ in range(200):
+        eps = (lo_eps + hi_eps) / 2
+        if weighted_mean(levels(eps), w) > t: lo_eps = eps
+        else: hi_eps = eps
+    return levels(hi_eps) if abs(weighted_mean(levels(hi_eps), w) - t) <= abs(weighted_mean(levels(lo_eps), w) - t) \
+        else levels(lo_eps)
+
+def prior_bounds(prior_pct,     # per unit, the prior's percent (ERK's)
+                 band:float,    # each unit's density within [band, 1 / band] x the prior's density
+                 min_pct:float=0,   # no unit gets less
+                 max_pct:float=99,  # no unit gets more
+                ) -> tuple[np.ndarray, np.ndarray]:
+    "Per-unit `(lower, upper)` percents keeping each unit's density within a factor `1 / band` of the prior's."
+    if isinstance(band, bool) or not isinstance(band, (int, float)) or not 0 < band <= 1:
+        raise ValueError(f"band={band!r} must be a number in (0, 1]: 1 keeps the prior, smaller leaves more room")
+    density = 100 - np.asarray(prior_pct, dtype=float)
+    lower = np.clip(100 - density / band, min_pct, max_pct)
+    upper = np.clip(100 - density * band, min_pct, max_pct)
+    return lower, upper
 
 # %% ../../nbs/analyze/targets.ipynb #2e6372c1
 def allocation_units(layers:list,  # the measured layers of a result
@@ -195,10 +242,13 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
                   max_pct:float,     # the most a layer gets
                   budget:str,        # weigh the layers by 'params' or by 'flops' (the MACs the sweep recorded)
                   extrapolate:bool,  # allow levels beyond a layer's highest measured one
+                  prior:str|None=None,  # 'erk': each layer's density within a band around ERK's; None: curves alone
+                  band:float=.75,    # with a prior: density within [band, 1 / band] x the prior's
                  ) -> dict[str, float]:
     "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
     if budget not in ('params', 'flops'):
         raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
+    if prior not in PRIORS: raise ValueError(f"prior={prior!r} is not allowed; allowed: {list(PRIORS)}")
     d = s.deltas
     idx = {c.name: j for j, c in enumerate(s.layers)}
     units = allocation_units([c for j, c in enumerate(s.layers) if not np.all(np.isnan(d[j]))], s.kind)
@@ -209,5 +259,21 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
         dj = d[idx[u[0].name]]
         ok = ~np.isnan(dj)
         curves.append((np.array(s.levels, dtype=float)[ok], dj[ok]))
-    t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate)
+    lower = upper = None
+    if prior is not None:
+        erk = erk_levels(_unit_shapes(s, units, model, prior), [sum(layer_params(model, u)) for u in units],
+                         target_pct, max_pct)
+        lower, upper = prior_bounds(erk, band, min_pct, max_pct)
+    t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate, lower=lower, upper=upper)
     return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
+
+PRIORS = (None, 'erk')
+
+def _unit_shapes(s, units:list, model, prior:str) -> list:
+    "The weight shape of each unit, for a prior that reads shapes (ERK): unstructured kinds only, from the model."
+    if s.kind.structured:
+        raise ValueError(f"prior={prior!r} allocates weights, not channels: use it with sparsity sweeps")
+    if model is None: raise ValueError(f"prior={prior!r} reads the layers' weight shapes: pass the model")
+    layer_params(model, [l for u in units for l in u])                  # every layer a weighted layer of the model
+    mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}
+    return [tuple(mods[u[0].name].weight.shape) for u in units]

@@ -10,7 +10,7 @@ with needs_fastai('PruneCallback'):
     from fastai.callback.core import Callback
     from fastai.optimizer import Optimizer, OptimWrapper
 from ..core.criteria import Criteria, large_final
-from ..core.schedule import Schedule, one_cycle
+from ..core.schedule import Schedule, agp
 from ..core.units import check_percents
 from ..core.model import check_model
 from .pruner import Pruner
@@ -23,7 +23,8 @@ class PruneCallback(Callback):
     "Prune the model gradually during training, following `schedule`, and keep the optimizer on the new parameters."
     def __init__(self,
                  pruning_ratio:float|dict,        # target percent of channels to remove, or layer name -> percent
-                 schedule:Schedule=one_cycle,     # training progress -> pruning progress (start_pct/end_pct honoured)
+                 # training progress -> pruning progress; default: agp over the first 10% of training
+                 schedule:Schedule=agp.with_range(0, .1),
                  context:str='local',             # 'local' or 'global' ranking (a dict is always per layer)
                  criteria:Criteria=large_final,   # channel importance, higher = keep
                  ignored_layers:list|None=None,   # modules or names never pruned (the output layer never is)

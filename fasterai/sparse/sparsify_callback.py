@@ -10,7 +10,7 @@ from fastcore.basics import patch
 from ..core.units import needs_fastai
 with needs_fastai('SparsifyCallback'): from fastai.callback.core import Callback
 from ..core.criteria import Criteria, large_final
-from ..core.schedule import Schedule, one_cycle
+from ..core.schedule import Schedule, agp
 from ..core.units import check_percents, check_flags, fraction_warnings
 from ..core.model import check_model
 from .sparsifier import Sparsifier, format_sparsity
@@ -26,7 +26,8 @@ class SparsifyCallback(Callback):
                  granularity:str='weight',        # which weights are zeroed together
                  context:str='local',             # 'local' (per layer) or 'global' (all layers ranked together)
                  criteria:Criteria=large_final,   # how groups are scored (higher = keep)
-                 schedule:Schedule=one_cycle,     # training progress -> fraction of the target
+                 # training progress -> fraction of the target; default: agp over the first 10% of training
+                 schedule:Schedule=agp.with_range(0, .1),
                  lth:bool=False,                  # lottery ticket: rewind surviving weights when masks change
                  rewind_epoch:int=0,              # epoch whose starting weights are the rewind point
                  reset_end:bool=False,            # rewind surviving weights once, at the end of training
@@ -46,7 +47,7 @@ class SparsifyCallback(Callback):
         if not isinstance(criteria, Criteria):
             raise TypeError(f"criteria must be a fasterai Criteria (e.g. large_final), got {criteria!r}")
         if not isinstance(schedule, Schedule):
-            raise TypeError(f"schedule must be a fasterai Schedule (e.g. one_cycle), got {schedule!r}")
+            raise TypeError(f"schedule must be a fasterai Schedule (e.g. agp), got {schedule!r}")
         for name, v in [('rewind_epoch', rewind_epoch), ('n_updates', n_updates)]:
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < (name == 'n_updates'):
                 raise ValueError(f"{name}={v!r} must be an integer >= {int(name == 'n_updates')}")
