@@ -12,7 +12,8 @@ What it adds to nbdev 2.4's processing:
   `# comment` inside one long `def` block (clipped on a narrow page, classes shown as `def`, markdown links
   shown raw). Here: the signature alone (`class` for classes and dataclasses, `def` for functions, the
   keyword-only `*` kept, `Class.method` names for patched methods and context managers), the docstring, then
-  a Type | Default | Details table as nbdev's Quarto `show_doc` renders it, links in the details rendered
+  a Type | Default | Details table as nbdev's Quarto `show_doc` renders it (a Returns row when the return is
+  described: its type alone is in the signature), links in the details rendered
   (a fastcore `Param(help, type)` annotation of a command-line function shows as its type and help).
 - `snapshot_outputs`/`restore_outputs`: nbdev re-runs import and export cells to render the API. Their
   docs-time outputs (a warning printed by an import, with this machine's paths) replaced the outputs saved in
@@ -171,8 +172,8 @@ def param_table(sym, sig: inspect.Signature, skip_self: bool) -> str:
         rows.append(f"| {nm} | {_code(anno)} | {_code(defaults[p.name])} | {_cell(doc)} |")
     if not rows: return ''
     ret, rdoc = _anno_str(sig.return_annotation), docs.get('return')
-    if rdoc or (ret and ret != 'None' and not inspect.isclass(sym)):
-        rows.append(f"| **Returns** | {_code(ret)} |  | {_cell(rdoc or '')} |")
+    # a Returns row only when the return is described: its type alone is in the signature (`-> X`) already
+    if rdoc: rows.append(f"| **Returns** | {_code(ret)} |  | {_cell(rdoc)} |")
     return '|  | **Type** | **Default** | **Details** |\n|---|---|---|---|\n' + '\n'.join(rows)
 
 def _qualname(sym, unwrapped) -> str:

@@ -75,7 +75,20 @@ ENFORCED = {'progress-bar', 'warning', 'builder-path', 'class-as-def', 'raw-link
 # TEMPORARY, per page: pages that still break an enforced rule, reported there and enforced everywhere else (a page
 # not listed fails the build). Each entry is a page its owner fixes after the merge; then it leaves the list, and an
 # empty list leaves only the rule. `--enforce-all` ignores the list.
-PENDING_PAGE_FIXES: dict = {}
+PENDING_PAGE_FIXES: dict = {
+    # pages whose notebooks were being edited by other engineers when these rules came (count on 2026-12-02)
+    'dangling-caption': {'analyze/compressions.html', 'analyze/damage.html', 'analyze/evaluation.html', 'cli.html',
+                         'prune/prune_callback.html', 'sparse/sparsify_callback.html'},            # 4, 1, 2, 2, 3, 4
+    'makers-words': {'analyze/compressions.html', 'analyze/costs.html', 'index.html', 'quantize/quantizer.html',
+                     'tutorials/sensitivity.html'},                                                 # 1, 1, 1, 2, 1
+    'wide-table': {'analyze/compressions.html', 'plan/comparison.html', 'plan/plan.html', 'prune/prune_callback.html',
+                   'quantize/quantizer.html', 'tutorials/prune.html'},                              # 1, 1, 1, 1, 1, 3
+    'late-example': {'analyze/batches.html', 'analyze/budget_keys.html', 'analyze/compressions.html',
+                     'analyze/costs.html', 'analyze/damage.html', 'analyze/evaluation.html', 'analyze/suffix.html',
+                     'analyze/targets.html', 'cli.html', 'core/inputs.html', 'core/model.html', 'core/undo.html',
+                     'core/wanda.html', 'plan/baselines.html', 'plan/comparison.html', 'plan/options.html',
+                     'plan/problem.html', 'prune/prune_callback.html', 'sparse/sparsify_callback.html'},   # 19 pages
+}
 RULES = ['progress-bar', 'warning', 'builder-path', 'factory', 'wide-output', 'wide-signature', 'wide-code',
          'wide-table', 'class-as-def', 'raw-link', 'no-param-table', 'empty-details', 'returns-param', 'no-source',
          'bad-source', 'dead-anchor', 'test-first', 'test-ratio', 'late-example', 'tutorial-tests', 'tutorial-figure',
@@ -580,6 +593,10 @@ def main(site: Path, counts: Path | None = None) -> int:
     pend = {r: sum(count(r, fs.get(r, [])) for rel, fs, *_ in rows if not enforced(r, rel)) for r in RULES}
     print(f"docs-check: reported, not enforced (PENDING_PAGE_FIXES, per page): "
           + ' '.join(f'{r}={pend[r]} on {len(PENDING_PAGE_FIXES[r])} page(s)' for r in RULES if r in PENDING_PAGE_FIXES))
+    for rule, listed in PENDING_PAGE_FIXES.items():       # an allowlisted page that passes: its entry can go
+        passing = sorted(rel for rel, fs, *_ in rows if rel in listed and not fs.get(rule))
+        if passing: print(f"docs-check: PENDING_PAGE_FIXES['{rule}'] lists pages that pass it now (remove them): "
+                          + ', '.join(passing))
     if counts: write_counts(counts, site, rows); print(f'docs-check: counts per page in {counts}')
     n_bad = sum(1 for rel, fails, *_ in rows if any(fails.get(r) and enforced(r, rel) for r in RULES))
     print(f"docs check: {len(pages)} pages, {n_bad} failing" + (f" ({', '.join(sorted(failing))})" if failing else ''))
