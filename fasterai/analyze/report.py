@@ -29,10 +29,13 @@ def _ci_str(l) -> str:
     return f"[{l.ci_low:+.4f}, {l.ci_high:+.4f}]" + (' ~' if l.within_noise else '')
 
 def _short_names(names:list, room:int) -> list:
-    "Names cut in their middle to `room` characters (`encoder.lay…mlp.0`); unchanged if two would then read the same."
+    """Names cut in their middle to `room` characters (`encoder.lay…mlp.0`), the cut placed where the names stay
+    distinct (a block's number kept); unchanged if no cut keeps them apart."""
     room = max(room, 12)
-    cut = [n if len(n) <= room else n[:room // 3] + '…' + n[len(n) - (room - room // 3 - 1):] for n in names]
-    return cut if len(set(cut)) == len(set(names)) else list(names)
+    for head in sorted(range(1, room - 1), key=lambda h: abs(h - room // 3)):    # a third before the cut first
+        cut = [n if len(n) <= room else n[:head] + '…' + n[len(n) - (room - head - 1):] for n in names]
+        if len(set(cut)) == len(set(names)): return cut
+    return list(names)
 
 def _fitted(df:pd.DataFrame, col:str|None, **kw) -> str:
     """`df` as text within `REPORT_WIDTH`: the long names of column `col` (None: the index) cut in their middle first,
