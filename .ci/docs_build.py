@@ -12,7 +12,8 @@ What it adds to nbdev 2.4's processing:
   `# comment` inside one long `def` block (clipped on a narrow page, classes shown as `def`, markdown links
   shown raw). Here: the signature alone (`class` for classes and dataclasses, `def` for functions, the
   keyword-only `*` kept, `Class.method` names for patched methods and context managers), the docstring, then
-  a Type | Default | Details table as nbdev's Quarto `show_doc` renders it, links in the details rendered
+  a Type | Default | Details table as nbdev's Quarto `show_doc` renders it (a Returns row when the return is
+  described: its type alone is in the signature), links in the details rendered
   (a fastcore `Param(help, type)` annotation of a command-line function shows as its type and help).
 - `snapshot_outputs`/`restore_outputs`: nbdev re-runs import and export cells to render the API. Their
   docs-time outputs (a warning printed by an import, with this machine's paths) replaced the outputs saved in
@@ -32,7 +33,7 @@ What it adds to nbdev 2.4's processing:
   (private helpers and names without an entry).
 """
 from __future__ import annotations
-import copy, dataclasses, inspect, re, sys
+import copy, dataclasses, inspect, re, sys, textwrap
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
@@ -171,8 +172,8 @@ def param_table(sym, sig: inspect.Signature, skip_self: bool) -> str:
         rows.append(f"| {nm} | {_code(anno)} | {_code(defaults[p.name])} | {_cell(doc)} |")
     if not rows: return ''
     ret, rdoc = _anno_str(sig.return_annotation), docs.get('return')
-    if rdoc or (ret and ret != 'None' and not inspect.isclass(sym)):
-        rows.append(f"| **Returns** | {_code(ret)} |  | {_cell(rdoc or '')} |")
+    # a Returns row only when the return is described: its type alone is in the signature (`-> X`) already
+    if rdoc: rows.append(f"| **Returns** | {_code(ret)} |  | {_cell(rdoc)} |")
     return '|  | **Type** | **Default** | **Details** |\n|---|---|---|---|\n' + '\n'.join(rows)
 
 def _qualname(sym, unwrapped) -> str:
@@ -218,22 +219,82 @@ def render_api(sym, name: str | None = None, title_level: int = 3, src_url: str 
         if tbl: md += tbl + '\n'
     return md
 
-def source_url(sym) -> str | None:
-    """The GitHub link to the line that defines `sym` (function, class, method, property, classmethod), read with `inspect`.
-
-    nbdev's lookup knows only the names in `_modidx.py`: not a method attached under another name (`@_method(C, 'to_csv')
-    def _to_csv`), nor one made inside a function (`to_json`), nor a `@patch`ed context manager."""
-    from nbdev.config import get_config
+def _src_object(sym):
+    "The function or class behind `sym` (a property's getter, a classmethod's function, a decorator's wrapped function)."
     o = sym.fget if isinstance(sym, property) else sym
     o = getattr(o, '__func__', o)                       # a classmethod or staticmethod object
-    o = inspect.unwrap(o) if callable(o) else o
-    try: f, (lines, start) = Path(inspect.getsourcefile(o)).resolve(), inspect.getsourcelines(o)
-    except (TypeError, OSError): return None
-    try: rel = f.relative_to(root.resolve())
+    return inspect.unwrap(o) if callable(o) else o
+
+def _lines_in_repo(o):
+    "(path relative to the repository, source lines, first line) when `o` is defined in a file of the repository, else None."
+    try: src = inspect.getsourcefile(o)
+    except (TypeError, OSError): return None          # a builtin; a class of `__main__` (a notebook cell)
+    if not src or not Path(src).is_file(): return None  # `<ipython-input-1-…>`: a notebook cell run by the builder
+    try: rel = Path(src).resolve().relative_to(root.resolve())
     except ValueError: return None                      # defined outside this repository (fastcore, torch)
+    try: lines, start = inspect.getsourcelines(o)
+    except (TypeError, OSError): return None
+    return rel, lines, start
+
+def _import_quietly(mod: str):
+    "Import a module of the package without letting its import-time warnings reach the page being built."
+    import contextlib, importlib, io, warnings
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter('ignore')
+        try: return importlib.import_module(mod)
+        except Exception: return None
+
+def _exported_twins(sym, names) -> list:
+    """The objects of the package that `sym` (defined while its notebook is processed, in a notebook cell) was exported as:
+    `names` (`Class.method`, `func`) looked up in the modules `_modidx.py` lists them in (else in every module of the
+    package, for a method attached under another name), those with the same source first."""
+    try: from fasterai._modidx import d
+    except ImportError: return []
+    try: own = textwrap.dedent(inspect.getsource(_src_object(sym)))
+    except (OSError, TypeError): own = None
+    names = list(dict.fromkeys(x for x in names if x))
+    listed = [m for m, syms in d['syms'].items() if any(f'{m}.{n}' in syms for n in names)]
+    found = []
+    for mod in listed or list(d['syms']):
+        if (obj := _import_quietly(mod)) is None: continue
+        for n in names:
+            o = obj
+            for part in n.split('.'):
+                o = inspect.getattr_static(o, part, None) if inspect.isclass(o) else getattr(o, part, None)
+                if o is None: break
+            if o is None or inspect.ismodule(o): continue
+            try: same = own is not None and textwrap.dedent(inspect.getsource(_src_object(o))) == own
+            except (OSError, TypeError): same = False
+            found.append((not same, o)); break
+    return [o for _, o in sorted(found, key=lambda t: t[0])]
+
+def source_url(sym, name: str | None = None) -> str | None:
+    """The GitHub link to the line of the repository's file that defines `sym` (function, class, method, property,
+    classmethod), read with `inspect`: `<git_url>/blob/<branch>/fasterai/<module>.py#L<line of the def>`.
+
+    The builder runs each notebook's export cells, so what `show_doc` gets is defined in a notebook cell (its source
+    file is `<ipython-input-1-…>`, no file of the repository): the link then reads the same name in the exported module
+    (`name`, else the qualified name), preferring the object whose source is the cell's. nbdev's lookup knows only the
+    names in `_modidx.py`: not a method attached under another name (`@_method(C, 'to_csv') def _to_csv`), nor one made
+    inside a function (`to_json`), nor a `@patch`ed context manager; `inspect` does."""
+    from nbdev.config import get_config
+    o = _src_object(sym)
+    where = _lines_in_repo(o)
+    if where is None:
+        for twin in _exported_twins(sym, [name, _qualname(sym, o), getattr(o, '__qualname__', None)]):
+            if (where := _lines_in_repo(_src_object(twin))) is not None: break
+    if where is None: return None
+    rel, lines, start = where
     off = next((i for i, l in enumerate(lines) if re.match(r'\s*(async\s+def|def|class)\b', l)), 0)   # the line after the decorators
     cfg = get_config()
     return f"{cfg.git_url.rstrip('/')}/blob/{cfg.branch}/{rel.as_posix()}#L{start + off}"
+
+def _repo_file_url(url: str | None) -> str | None:
+    "nbdev's source link, if it names a file of the repository (its lookup can give a notebook cell's `<ipython-input…>`)."
+    from nbdev.config import get_config
+    base = f"{get_config().git_url.rstrip('/')}/blob/{get_config().branch}/"
+    if not url or not url.startswith(base): return None
+    return url if (root / url[len(base):].split('#')[0]).is_file() else None
 
 def install_renderer():
     "Make nbdev's `show_doc` use `render_api` (nbdev looks `BasicMarkdownRenderer` up at each call)."
@@ -248,7 +309,7 @@ def install_renderer():
             raw = self.raw.fget if isinstance(self.raw, property) else self.raw
             unwrapped = inspect.unwrap(raw) if callable(raw) else raw
             full = f"{getattr(unwrapped, '__module__', '')}.{_qualname(self.raw, unwrapped)}"   # `Class.method` for patched methods
-            src = source_url(self.raw) or NbdevLookup().code(full) or NbdevLookup().code(self.fn)
+            src = source_url(self.raw, self.raw_name) or _repo_file_url(NbdevLookup().code(full) or NbdevLookup().code(self.fn))
             return render_api(self.raw, self.raw_name, self.title_level, src)
     sd.BasicMarkdownRenderer = ApiRenderer
 

@@ -28,14 +28,37 @@ def _ci_str(l) -> str:
     if l.ci_low is None or math.isnan(l.ci_low): return 'n/a'
     return f"[{l.ci_low:+.4f}, {l.ci_high:+.4f}]" + (' ~' if l.within_noise else '')
 
+def _short_names(names:list, room:int) -> list:
+    """Names cut in their middle to `room` characters (`encoder.lay…mlp.0`), the cut placed where the names stay
+    distinct (a block's number kept); unchanged if no cut keeps them apart."""
+    room = max(room, 12)
+    for head in sorted(range(1, room - 1), key=lambda h: abs(h - room // 3)):    # a third before the cut first
+        cut = [n if len(n) <= room else n[:head] + '…' + n[len(n) - (room - head - 1):] for n in names]
+        if len(set(cut)) == len(set(names)): return cut
+    return list(names)
+
+def _fitted(df:pd.DataFrame, col:str|None, **kw) -> str:
+    """`df` as text within `REPORT_WIDTH`: the long names of column `col` (None: the index) cut in their middle first,
+    so that the table stays one block; pandas wraps what still does not fit (its columns continue below)."""
+    names = [str(n) for n in (df.index if col is None else df[col])]
+    room, df = max(map(len, names), default=0), df.copy()
+    for _ in range(3):                              # a cut can leave another name the longest: cut again
+        s = df.to_string(**kw)
+        over = max(len(l) for l in s.split('\n')) - REPORT_WIDTH
+        if over <= 0: return s
+        room -= over
+        short = _short_names(names, room)
+        if col is None: df.index = pd.Index(short, name=df.index.name)
+        else: df[col] = short
+    return df.to_string(line_width=REPORT_WIDTH, **kw)
+
 def _table(layers, metric_name, level:float|None=None) -> str:
     "The layers as a text table; with `level`, their intervals at that confidence level too."
     df = pd.DataFrame({'layer': [l.name for l in layers], 'type': [l.layer_type for l in layers],
                        'params': [l.params for l in layers], metric_name: [l.compressed_metric for l in layers],
                        'delta': [l.delta for l in layers]})
     if level is not None: df[f"{level:.0%} interval"] = [_ci_str(l) for l in layers]
-    return df.to_string(index=False, formatters={metric_name: '{:.4f}'.format, 'delta': '{:+.4f}'.format},
-                        line_width=REPORT_WIDTH)    # long layer names: the last columns continue below
+    return _fitted(df, 'layer', index=False, formatters={metric_name: '{:.4f}'.format, 'delta': '{:+.4f}'.format})
 
 # %% ../../nbs/analyze/report.ipynb #360e1d4c
 _SOURCE_KEYS = ('source', 'levels_as_written', 'metrics_as_written')   # settings of another tool's file (`interop`)
@@ -195,7 +218,7 @@ def _sweep_table(s, d, noisy) -> list[str]:
     table = pd.DataFrame(cells, index=pd.Index(s.names, name='layer'),
                          columns=[s.kind.format_level(l) for l in s.levels])
     return ['', f"delta per layer (rows) and level (columns){'; ~ within noise' if noisy.any() else ''}:",
-            table.to_string(line_width=REPORT_WIDTH)]   # long layer names: the level columns continue in blocks below
+            _fitted(table, None)]
 
 def _sweep_noise(s, d, lo, hi) -> list[str]:
     "What the intervals are, and at each level the noise counts of its measured deltas."

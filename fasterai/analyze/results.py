@@ -151,7 +151,7 @@ def _summary(self:SensitivityResult,
 # %% ../../nbs/analyze/results.ipynb #2e46690f
 @_method(SensitivityResult, 'plot')
 def _plot(self:SensitivityResult,
-          figsize:tuple=(12, 5),   # size of a new figure
+          figsize:tuple=(8, 4),    # size of a new figure
           ax=None,                 # draw into this matplotlib Axes instead
           metric:str|None=None):   # plot this metric (None: `metric_name`)
     """Bar chart of `delta` per layer in model order: fragile red, robust green, unmeasured grey;

@@ -79,7 +79,7 @@ def build_groups(model:nn.Module,      # the model, as the graph traced it
                  graph:PruningGraph,   # its dependency graph
                  ignored:set,          # modules that may not be pruned: their groups are blocked
                 ) -> tuple:
-    "`(groups, member_of)`: one `_Group` per set of coupled Conv/Linear layers, in model order; module -> its group."
+    "`(groups, member_of)`: one group per set of coupled Conv/Linear layers, in model order; module -> its group."
     groups, member_of = [], {}
     fixed = _fixed_reshapes(model)
     for c in graph.couplings(layer_types(model)):
@@ -123,7 +123,7 @@ def _choose_heads(s:torch.Tensor, n:int, d:int, kv:int) -> list:
     heads = [g * per + h for g in range(kv) for h in _lowest(hs[g * per:(g + 1) * per], k)]
     return [h * d + i for h in heads for i in range(d)]
 
-def choose_channels(g,                # the group (a `_Group`: its heads, head size and key/value groups)
+def choose_channels(g,                # the group (one of `build_groups`': its heads, head size and key/value groups)
                     s:torch.Tensor,   # the score of each of its channels now
                     n:int,            # how many to remove
                    ) -> list:
