@@ -9,8 +9,8 @@ import torch
 import torch.nn as nn
 
 # %% auto #0
-__all__ = ['offload_hook', 'offloaded_names', 'offloaded_tensors', 'is_offloaded', 'execution_device', 'stored_value',
-           'StoredEdits', 'writable', 'onloaded', 'materialised', 'StoredState']
+__all__ = ['offload_hook', 'offloaded_names', 'offloaded_tensors', 'stored_by_id', 'is_offloaded', 'check_not_offloaded',
+           'execution_device', 'stored_value', 'StoredEdits', 'writable', 'onloaded', 'materialised', 'StoredState']
 
 # %% ../../nbs/core/offload.ipynb #82966e1b
 def offload_hook(module:nn.Module,  # any module
@@ -39,10 +39,26 @@ def offloaded_tensors(model:nn.Module,  # the model
         for n in offloaded_names(m): out.setdefault(f'{mn}.{n}' if mn else n, (m, n))
     return out
 
+def stored_by_id(model:nn.Module,  # the model
+                ) -> dict:
+    """`id` of each offloaded tensor as the model holds it now -> (module, name in the module): valid until the next
+    forward, after which accelerate holds new meta tensors."""
+    return {id(getattr(m, n) if '.' not in n else m.get_parameter(n)): (m, n)
+            for m, n in offloaded_tensors(model).values()}
+
 def is_offloaded(model:nn.Module,  # the model
                 ) -> bool:
     "Whether some of `model`'s values live in accelerate's weights maps (CPU or disk offload)."
     return any(offload_hook(m) is not None for m in model.modules())
+
+def check_not_offloaded(model:nn.Module,  # the model
+                        what:str):         # what would change the shapes of its weights (pruning), for the message
+    "A `ValueError` before any work when `what` would change shapes of a model whose values live in weights maps."
+    if is_offloaded(model):
+        raise ValueError(f"{what} cannot work on a model that accelerate offloads ({len(offloaded_tensors(model))} "
+                         f"tensors in its weights maps): it changes the shapes of weights, which accelerate's hooks "
+                         f"check against each stored value, and its dependency graph needs the values in the modules. "
+                         f"Prune the model loaded on one device; sparsity and quantization work on the offloaded one")
 
 def execution_device(model:nn.Module,  # the model
                     ) -> torch.device|None:
