@@ -16,8 +16,8 @@ from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits, check_flag
 from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier
 from ..core.inputs import run_model, input_shape, to_device, tensors_of
-from ..core.offload import (StoredEdits, offloaded_names, stored_value, writable, execution_device,
-                                   check_not_offloaded)
+from ..core.offload import (StoredEdits, weight_offloaded, weight_slot, stored_value, writable,
+                                   execution_device, check_not_offloaded, is_offloaded, layer_by_layer)
 from .kinds import (first_item, LevelUnit, PERCENT, BITS, Option, Unit, AnalysisSetup, compressions,
                                     register_compression, get_compression, option_names, Compression, as_compression,
                                     describe_kinds)
@@ -42,10 +42,6 @@ def _check_grads(setup:AnalysisSetup):
                                 f"analysis (no weight.grad on {nograd[:5]}{' ...' if len(nograd) > 5 else ''})")
 
 # %% ../../nbs/analyze/compressions.ipynb #dbbb7396
-def _slot(m) -> tuple:
-    "(module, parameter name) holding the weight of layer or `WeightUnit` `m`."
-    return (m.module, m.pname) if isinstance(m, WeightUnit) else (m, 'weight')
-
 class _WeightEdit(Compression):
     "Base of kinds that rewrite one layer's weight in place and restore it from a copy."
     def prepare(self):
@@ -61,8 +57,8 @@ class _WeightEdit(Compression):
         "The original weight of layer `name`: the guard's copy, or copied once per layer into a shared buffer."
         if self._orig[0] != name:
             m = self.setup.layers[name]
-            if _slot(m)[1] in offloaded_names(_slot(m)[0]):  # offloaded: the stored value, never written into
-                self._orig = (name, stored_value(*_slot(m)))
+            if weight_offloaded(m):                     # offloaded: the stored value, never written into
+                self._orig = (name, stored_value(*weight_slot(m)))
                 return self._orig[1]
             w = m.weight
             o = None if self.guard is None else self.guard.original(w)  # the analysis' guard keeps a copy of each
@@ -78,7 +74,7 @@ class _WeightEdit(Compression):
 
     def _target(self, m:nn.Module) -> torch.Tensor:
         "Where layer `m`'s new weight is written: its own weight, or a replacement of an offloaded one until `undo`."
-        return writable(*_slot(m), self._stored)
+        return writable(*weight_slot(m), self._stored)
 
     def undo(self):
         if self._edited is None: return
@@ -104,10 +100,13 @@ class SparsityCompression(_WeightEdit):
     def selection(self, unit, level): return Selection(sparsity={n: level for n in unit.names})
     plan_order = 1                           # a plan sparsifies after pruning, before quantizing
     def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
-        sp = Sparsifier(model, self.options['granularity'], criteria=criteria or large_final, layers=list(targets))
-        try: sp.sparsify_model(targets)
-        finally: sp.remove()                 # the zeros stay; the masks and the optimizer hook go
-        return sp
+        def sparsify(targets):
+            sp = Sparsifier(model, self.options['granularity'], criteria=criteria or large_final, layers=list(targets))
+            try: sp.sparsify_model(targets)
+            finally: sp.remove()             # the zeros stay; the masks and the optimizer hook go
+            return sp
+        if not is_offloaded(model): return sparsify(targets)
+        return layer_by_layer(model, targets, sparsify)[-1]   # one layer at a time, brought in and stored back
 
     def validate(self):
         s, g = self.setup, self.options['granularity']

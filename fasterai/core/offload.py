@@ -10,7 +10,8 @@ import torch.nn as nn
 
 # %% auto #0
 __all__ = ['offload_hook', 'offloaded_names', 'offloaded_tensors', 'stored_by_id', 'is_offloaded', 'check_not_offloaded',
-           'execution_device', 'stored_value', 'StoredEdits', 'writable', 'onloaded', 'materialised', 'StoredState']
+           'execution_device', 'weight_slot', 'weight_offloaded', 'stored_value', 'StoredEdits', 'writable', 'onloaded',
+           'materialised', 'owner_module', 'layer_by_layer', 'StoredState']
 
 # %% ../../nbs/core/offload.ipynb #82966e1b
 def offload_hook(module:nn.Module,  # any module
@@ -29,7 +30,16 @@ def offloaded_names(module:nn.Module,  # any module
     if h is None: return []
     ts = [*module.named_parameters(recurse=h.place_submodules)]
     if h.offload_buffers: ts += [*module.named_buffers(recurse=h.place_submodules)]
-    return [n for n, t in ts if t.is_meta]
+    # meta between forwards; a weight tied to one kept elsewhere may hold that one's tensor until the first forward
+    return [n for n, t in ts if t.is_meta or _has_entry(h, n)]
+
+def _has_entry(hook, name:str) -> bool:
+    "Whether `hook`'s weights map holds `name` (looked up without reading a value from disk)."
+    try: store, key = _store(hook, name)
+    except TypeError: return False
+    wm = hook.weights_map
+    while hasattr(wm, 'dataset'): wm = wm.dataset
+    return key in store or key in getattr(wm, 'index', {})
 
 def offloaded_tensors(model:nn.Module,  # the model
                      ) -> dict:
@@ -74,6 +84,17 @@ def _hook_of(module:nn.Module, name:str):
     h = offload_hook(module)
     if h is None or name not in offloaded_names(module): return None
     return h
+
+def weight_slot(unit,  # a layer, or a weight unit (`module` and `pname`, as `fasterai.core.granularity.WeightUnit`)
+               ) -> tuple:
+    "(module, parameter name) holding the weight of a layer or weight unit."
+    return (unit.module, unit.pname) if hasattr(unit, 'pname') and hasattr(unit, 'module') else (unit, 'weight')
+
+def weight_offloaded(unit,  # a layer or weight unit
+                    ) -> bool:
+    "Whether the weight of `unit` lives in a weights map (its module holds a meta tensor)."
+    module, name = weight_slot(unit)
+    return name in offloaded_names(module)
 
 def stored_value(module:nn.Module,     # the module owning the tensor
                  name:str='weight',    # the tensor's name in the module (e.g. 'weight', 'bias')
@@ -186,6 +207,24 @@ def materialised(module:nn.Module,  # a module whose offloaded tensors are to be
         # kept: the edits are not restored
 
 # %% ../../nbs/core/offload.ipynb #55ea582c
+def owner_module(model:nn.Module,  # the model
+                 name:str,          # a unit's name: a layer, or a weight parameter (`attn.in_proj_weight`)
+                ) -> nn.Module:
+    "The module holding unit `name`'s weight: the layer itself, or the parameter's module."
+    try: return model.get_submodule(name)
+    except AttributeError: return model.get_submodule(name.rpartition('.')[0])
+
+def layer_by_layer(model:nn.Module,  # an offloaded model, compressed in place
+                   targets:dict,     # unit name -> level, in the order to apply
+                   apply,            # apply({name: level}) compresses that one unit with any in-place tool
+                  ) -> list:
+    """Apply a tool to one unit at a time, its module `materialised` (the others stay offloaded): at most one layer's
+    weights beyond accelerate's. What each call returned, in order."""
+    out = []
+    for name, level in targets.items():
+        with materialised(owner_module(model, name)): out.append(apply({name: level}))
+    return out
+
 class StoredState:
     "What the weights maps of an offloaded model hold now (their entries' objects); `restore()` puts exactly that back."
     def __init__(self,
