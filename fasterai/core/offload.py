@@ -167,7 +167,7 @@ def onloaded(module:nn.Module,  # a module (its offloaded tensors are brought in
     """Inside the block, `module`'s offloaded tensors hold their values on the execution device, as in its forward;
     on exit they are offloaded again (read them, do not change them: see `materialised`)."""
     h = offload_hook(module)
-    if h is None:
+    if h is None or not any(t.is_meta for t in [*module.parameters(), *module.buffers()]):   # none, or in already
         yield module
         return
     h.pre_forward(module)
