@@ -91,7 +91,7 @@ def check_model(model,                # what was passed as the model
                 name:str='model',     # the argument's name, for the message
                ) -> nn.Module:
     """`model` if it is an `nn.Module` whose tensors hold values; a `TypeError` or `ValueError` naming `name` otherwise
-    (e.g. on the `meta` device with no values anywhere; an offloaded model's values are in accelerate's weights maps)."""
+    (e.g. on the `meta` device with no values anywhere; an offloaded model keeps its values in weights maps)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"{name} must be a torch nn.Module, got {type(model).__name__}")
     stored = offloaded_tensors(model) if is_offloaded(model) else {}
