@@ -224,6 +224,9 @@ class ModelGuard:
             if len(devs) > 1:
                 raise ValueError(f"device={self.device}: the model is spread over {sorted(map(str, devs))}; "
                                                "leave device=None to analyse it where it is")
+            if devs and devs != {self.device} and is_offloaded(m):
+                raise ValueError(f"device={self.device}: the model is offloaded by accelerate, which brings each layer "
+                                 f"to {devs.pop()} for its forward; leave device=None to analyse it there")
             if devs and devs != {self.device}: self.home = devs.pop()
         self.checksums = model_checksums(m) if self.verify == 'checksum' else None
         # an offloaded model: which objects its weights maps hold, and the checksums of their values (no copies)
