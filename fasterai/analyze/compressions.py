@@ -231,7 +231,8 @@ class QuantizationCompression(_WeightEdit):
         w = self._original(name)
         axis = out_channel_axis(m) if self.options['quant_per_channel'] else None
         with torch.no_grad():
-            if off_grid_steps(w.dtype, level) == 0 or isinstance(m, WeightUnit):
+            # offloaded: accelerate casts a stored value to the layer's dtype, so it cannot run in float32
+            if off_grid_steps(w.dtype, level) == 0 or isinstance(m, WeightUnit) or weight_offloaded(m):
                 # its parent uses it directly
                 if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)
                 self._edited = (m, name)

@@ -208,7 +208,7 @@ def _quantize(self:Quantizer, name:str, bits:int):
     if name not in self._orig:        # an offloaded weight's stored value is never written into: kept, not copied
         self._orig[name] = stored_value(*weight_slot(m)) if weight_offloaded(m) else m.weight.detach().clone()
     axis = out_channel_axis(m) if self.per_channel else None
-    if off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or isinstance(m, WeightUnit):
+    if off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or isinstance(m, WeightUnit) or weight_offloaded(m):
         fake_quantize(self._orig[name], bits, axis, out=writable(*weight_slot(m), self._stored))
     else: self._float32[name] = float32_layer(m, fake_quantize(self._orig[name], bits, axis, dtype=torch.float32))
     self.bits[name] = bits
