@@ -16,6 +16,8 @@ from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits, check_flag
 from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier
 from ..core.inputs import run_model, input_shape, to_device, tensors_of
+from ..core.offload import (StoredEdits, weight_offloaded, weight_slot, stored_value, writable,
+                                   execution_device, check_not_offloaded, is_offloaded, layer_by_layer)
 from .kinds import (first_item, LevelUnit, PERCENT, BITS, Option, Unit, AnalysisSetup, compressions,
                                     register_compression, get_compression, option_names, Compression, as_compression,
                                     describe_kinds)
@@ -44,6 +46,7 @@ class _WeightEdit(Compression):
     "Base of kinds that rewrite one layer's weight in place and restore it from a copy."
     def prepare(self):
         self._orig, self._edited, self._buf = (None, None), None, None
+        self._stored = StoredEdits()                   # an offloaded layer's new weight replaces its stored one
         self.stack.callback(self._release)             # on close: the last edit undone, the copies let go
 
     def _release(self):
@@ -53,7 +56,11 @@ class _WeightEdit(Compression):
     def _original(self, name:str) -> torch.Tensor:
         "The original weight of layer `name`: the guard's copy, or copied once per layer into a shared buffer."
         if self._orig[0] != name:
-            w = self.setup.layers[name].weight
+            m = self.setup.layers[name]
+            if weight_offloaded(m):                     # offloaded: the stored value, never written into
+                self._orig = (name, stored_value(*weight_slot(m)))
+                return self._orig[1]
+            w = m.weight
             o = None if self.guard is None else self.guard.original(w)  # the analysis' guard keeps a copy of each
             if o is None:
                 w, b = w.detach(), self._buf
@@ -65,10 +72,16 @@ class _WeightEdit(Compression):
             self._orig = (name, o)
         return self._orig[1]
 
+    def _target(self, m:nn.Module) -> torch.Tensor:
+        "Where layer `m`'s new weight is written: its own weight, or a replacement of an offloaded one until `undo`."
+        return writable(*weight_slot(m), self._stored)
+
     def undo(self):
         if self._edited is None: return
         m, name = self._edited
-        with torch.no_grad(): m.weight.copy_(self._orig[1])
+        if len(self._stored): self._stored.restore()
+        else:
+            with torch.no_grad(): m.weight.copy_(self._orig[1])
         self._edited = None
 
 
@@ -87,10 +100,13 @@ class SparsityCompression(_WeightEdit):
     def selection(self, unit, level): return Selection(sparsity={n: level for n in unit.names})
     plan_order = 1                           # a plan sparsifies after pruning, before quantizing
     def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
-        sp = Sparsifier(model, self.options['granularity'], criteria=criteria or large_final, layers=list(targets))
-        try: sp.sparsify_model(targets)
-        finally: sp.remove()                 # the zeros stay; the masks and the optimizer hook go
-        return sp
+        def sparsify(targets):
+            sp = Sparsifier(model, self.options['granularity'], criteria=criteria or large_final, layers=list(targets))
+            try: sp.sparsify_model(targets)
+            finally: sp.remove()             # the zeros stay; the masks and the optimizer hook go
+            return sp
+        if not is_offloaded(model): return sparsify(targets)
+        return layer_by_layer(model, targets, sparsify)[-1]   # one layer at a time, brought in and stored back
 
     def validate(self):
         s, g = self.setup, self.options['granularity']
@@ -125,7 +141,7 @@ class SparsityCompression(_WeightEdit):
         scores = self._layer_scores(name, m)
         keep = layer_mask(m.weight, scores, level, scratch=self._scratch)
         self._edited = (m, name)
-        _masked(self._original(name), keep, m.weight.detach())
+        _masked(self._original(name), keep, self._target(m))
         out = {'touched': [name]}
         # whole output (filter) / input (channel) channels zeroed
         if self.options['granularity'] in ('filter', 'channel'):
@@ -197,7 +213,7 @@ class QuantizationCompression(_WeightEdit):
         s = self.setup
         if self.options['quant_activations']:
             data = [s.sample] if s.calibration_data is None else calibration_batches(s.calibration_data)
-            dev = next(iter(s.layers.values())).weight.device
+            dev = execution_device(s.model) or next(iter(s.layers.values())).weight.device
             self.ranges = calibrate_ranges(s.model, s.layers, (to_device(b, dev) for b in data), strict=False)
         self.stack.callback(self._warn_off_grid)
 
@@ -215,11 +231,12 @@ class QuantizationCompression(_WeightEdit):
         w = self._original(name)
         axis = out_channel_axis(m) if self.options['quant_per_channel'] else None
         with torch.no_grad():
-            if off_grid_steps(w.dtype, level) == 0 or self._written_back(name):
+            # offloaded: accelerate casts a stored value to the layer's dtype, so it cannot run in float32
+            if off_grid_steps(w.dtype, level) == 0 or self._written_back(name) or weight_offloaded(m):
                 # its parent uses it directly
                 if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)
                 self._edited = (m, name)
-                fake_quantize(w, level, axis, out=m.weight.detach())
+                fake_quantize(w, level, axis, out=self._target(m))
             # half: as in float32
             else: self._float32 = float32_layer(m, fake_quantize(w, level, axis, dtype=torch.float32))
         if self.options['quant_activations']:
@@ -258,7 +275,10 @@ class PruningCompression(Compression):
     default_levels, default_target = (10, 25, 50, 75), 30
     targets_hint = "targets = json.load(open('{path}')); Pruner(model, targets, example_inputs=x).prune_model()"
 
-    def validate(self): _check_grads(self.setup)
+    def validate(self):
+        check_not_offloaded(self.setup.model, 'the pruning analysis')
+        _check_grads(self.setup)
+
     def selection(self, unit, level): return Selection(pruning={unit.group: level})
     plan_order = 0                           # a plan prunes first: it changes the shapes the others work on
     def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):

@@ -14,6 +14,7 @@ from torch.utils.flop_counter import sdpa_flop_count
 from torch.utils._python_dispatch import TorchDispatchMode
 from .inputs import run_model, input_shape, tensors_of
 from .model import eval_mode
+from .offload import stored_by_id, stored_value
 from .granularity import WeightUnit
 from .select import candidate_units
 
@@ -55,11 +56,13 @@ def _own_tensors(m:nn.Module) -> list:
     return out
 
 def nonzero_counts(tensors,  # the tensors to count (any devices)
+                   stored:dict|None=None,  # an offloaded model's `stored_by_id`: such tensors counted where they live
                   ) -> dict:
     "`id(tensor)` -> how many of its values are non-zero, for every tensor in `tensors`: one host transfer per device."
-    by_device = {}
-    for t in tensors: by_device.setdefault(t.device, {})[id(t)] = t
-    counts = {}
+    by_device, counts = {}, {}
+    for t in tensors:
+        if stored and id(t) in stored: counts[id(t)] = int(torch.count_nonzero(stored_value(*stored[id(t)])))
+        else: by_device.setdefault(t.device, {})[id(t)] = t
     with torch.no_grad():
         for ts in by_device.values():
             values = torch.stack([torch.count_nonzero(t) for t in ts.values()]).tolist()
@@ -292,7 +295,7 @@ def count_flops_params(model:nn.Module,   # the model to measure; left unchanged
     units = _rows(model, _layers(model))
     # a parametrization: computed once
     owned = {id(m): _own_tensors(m) for _, m in units if not isinstance(m, WeightUnit)}
-    nz = nonzero_counts([*model.parameters()] + [e for ts in owned.values() for _, _, e in ts])
+    nz = nonzero_counts([*model.parameters()] + [e for ts in owned.values() for _, _, e in ts], stored_by_id(model))
     with torch.no_grad():
         for name, m in units:
             if isinstance(m, WeightUnit): rows.append(_unit_row(name, m, macs_of(name), seen, nz))

@@ -8,6 +8,7 @@ import contextlib, warnings, zlib
 import numpy as np
 import torch
 import torch.nn as nn
+from .offload import is_offloaded, execution_device, offloaded_tensors, offloaded_names, StoredState
 
 # %% auto #0
 __all__ = ['training_flags', 'eval_mode', 'hook_dicts', 'hook_count', 'hooks_cleaned', 'silenced', 'model_devices',
@@ -65,14 +66,18 @@ def silenced(message:str,                  # regular expression matched against 
 # %% ../../nbs/core/model.ipynb #068dc563
 def model_devices(model:nn.Module,  # the model
                  ) -> set:
-    "The devices of the model's parameters and buffers."
-    return {t.device for t in model.parameters()} | {t.device for t in model.buffers()}
+    "The devices of the model's parameters and buffers (an offloaded model's: where it computes, not 'meta')."
+    devs = {t.device for t in model.parameters()} | {t.device for t in model.buffers()}
+    run = execution_device(model) if torch.device('meta') in devs else None
+    return devs if run is None else devs - {torch.device('meta')} | {run}
 
 def model_device(model:nn.Module,  # the model
                 ) -> torch.device:
-    "The device of the model's first parameter (or buffer); CPU for a model without tensors."
+    """The device of the model's first parameter (or buffer); CPU for a model without tensors; where an offloaded model
+    computes when that tensor is offloaded (`fasterai.core.offload`)."""
     t = next(model.parameters(), None)
     if t is None: t = next(model.buffers(), None)
+    if t is not None and t.is_meta: return execution_device(model) or t.device
     return torch.device('cpu') if t is None else t.device
 
 def single_device(model:nn.Module,  # the model
@@ -86,10 +91,11 @@ def check_model(model,                # what was passed as the model
                 name:str='model',     # the argument's name, for the message
                ) -> nn.Module:
     """`model` if it is an `nn.Module` whose tensors hold values; a `TypeError` or `ValueError` naming `name` otherwise
-    (e.g. on the `meta` device)."""
+    (e.g. on the `meta` device with no values anywhere; an offloaded model keeps its values in weights maps)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"{name} must be a torch nn.Module, got {type(model).__name__}")
-    meta = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
+    stored = offloaded_tensors(model) if is_offloaded(model) else {}
+    meta = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta and n not in stored]
     if meta:
         raise ValueError(f"{name} is on the meta device ({len(meta)} tensors, e.g. {meta[:3]}): "
                          f"it has shapes but no values, so "
@@ -218,8 +224,14 @@ class ModelGuard:
             if len(devs) > 1:
                 raise ValueError(f"device={self.device}: the model is spread over {sorted(map(str, devs))}; "
                                                "leave device=None to analyse it where it is")
+            if devs and devs != {self.device} and is_offloaded(m):
+                raise ValueError(f"device={self.device}: the model is offloaded by accelerate, which brings each layer "
+                                 f"to {devs.pop()} for its forward; leave device=None to analyse it there")
             if devs and devs != {self.device}: self.home = devs.pop()
         self.checksums = model_checksums(m) if self.verify == 'checksum' else None
+        # an offloaded model: which objects its weights maps hold, and the checksums of their values (no copies)
+        self.stored = StoredState(m) if is_offloaded(m) else None
+        self._stored_sums = self.stored.checksums(tensor_checksum) if self.stored and self.verify else None
         with contextlib.ExitStack() as stack:             # if anything below fails, what was done is undone
             stack.enter_context(training_flags(m))
             stack.enter_context(hooks_cleaned(m))
@@ -230,6 +242,8 @@ class ModelGuard:
             # where the work happens, so restores stay on one device
             self.structure = [(x, n, x.__class__, dict(x._modules)) for n, x in m.named_modules(remove_duplicate=False)]
             self.slots = [(x, d, k, t) for x in m.modules() for d in (x._parameters, x._buffers) for k, t in d.items()]
+            # accelerate puts a new meta tensor in an offloaded slot after each forward: not a change to report
+            self._offloaded = {(id(d), k) for x, d, k, _ in self.slots if self.stored and k in offloaded_names(x)}
             self._buffer_slots = [(d, k, t) for x, d, k, t in self.slots if d is x._buffers]
             self.names = {id(t): n for n, t in [*m.named_parameters(), *m.named_buffers()]}
             self.grad_flags = [(p, p.requires_grad) for p in m.parameters()]
@@ -286,7 +300,7 @@ class ModelGuard:
         for x, d, k, t in self.slots:
             if d.get(k) is not t:
                 d[k] = t
-                if t is not None: fixed.append(self.names.get(id(t), k))
+                if t is not None and (id(d), k) not in self._offloaded: fixed.append(self.names.get(id(t), k))
         for p, rg in self.grad_flags:
             if p.requires_grad != rg:
                 p.requires_grad_(rg)
@@ -322,10 +336,20 @@ class ModelGuard:
 
     def put_back(self) -> list:
         "Give the model back as it was on entry, now, inside the block (after a failed step): names of what differed."
-        fixed = self._put_back_structure()
+        fixed = self._put_back_structure() + self._put_back_stored()
         if self.verify is True: fixed += self._put_back()
         else: self.restore_buffers()
         return sorted(set(fixed))
+
+    def _put_back_stored(self) -> list:
+        "An offloaded model's weights maps back to the objects they held on entry: names of the entries that differed."
+        return [] if self.stored is None else [f'{k} (offloaded)' for k in self.stored.restore()]
+
+    def _stored_differences(self) -> list:
+        "Offloaded values whose bits differ from entry (written into in place, which fasterai never does): names."
+        if self._stored_sums is None: return []
+        now = self.stored.checksums(tensor_checksum)
+        return sorted(k for k in set(now) | set(self._stored_sums) if now.get(k) != self._stored_sums.get(k))
 
     def _restored_message(self, fixed:list) -> str:
         "What the warning says when parts of the model had to be restored: who changed them, when the guard knows."
@@ -344,7 +368,7 @@ class ModelGuard:
 
     def __exit__(self, *exc):
         try:
-            fixed = self._put_back_structure()
+            fixed = self._put_back_structure() + self._put_back_stored()
             if self.verify is True: fixed += self._put_back()      # on the working device, before the move home
             else: self.restore_buffers()
         finally:
@@ -352,13 +376,22 @@ class ModelGuard:
             self._copies, self._digested, self._digests = {}, None, None
         fixed = sorted(set(fixed))
         if fixed: warnings.warn(self._restored_message(fixed), RuntimeWarning, stacklevel=2)
-        if self.verify == 'checksum':
-            diff = self.differences()
-            if diff:
-                msg = (f"the model did not come back exactly: {len(diff)} tensor(s) differ from before "
-                       f"({diff[:5]}{' ...' if len(diff) > 5 else ''}); please report this")
-                if exc[1] is not None:  # the exception in flight (Ctrl-C too) goes on
-                    exc[1].add_note(msg)
-                    return False
-                raise RuntimeError(msg)
+        msg = self._not_back()
+        if msg is not None:
+            if exc[1] is not None:  # the exception in flight (Ctrl-C too) goes on
+                exc[1].add_note(msg)
+                return False
+            raise RuntimeError(msg)
         return False
+
+    def _not_back(self) -> str|None:
+        "What did not come back exactly, when the guard checks by checksum or the model is offloaded; None: all did."
+        diff = self.differences() if self.verify == 'checksum' else []
+        if diff:
+            return (f"the model did not come back exactly: {len(diff)} tensor(s) differ from before "
+                    f"({diff[:5]}{' ...' if len(diff) > 5 else ''}); please report this")
+        diff = self._stored_differences()
+        if not diff: return None
+        return (f"{len(diff)} offloaded weight(s) were written into in place ({diff[:5]}"
+                f"{' ...' if len(diff) > 5 else ''}){' by ' + self.inside if self.inside else ''}: fasterai keeps no "
+                f"copy of offloaded values (it would take the memory offloading saves), so they could not be restored")

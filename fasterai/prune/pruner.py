@@ -14,6 +14,7 @@ from ..core.criteria import Criteria, large_final
 from ..core.inputs import run_model, input_shape
 from ..core.units import check_percents
 from ..core.model import eval_mode, check_model
+from ..core.offload import check_not_offloaded
 from ..core.select import select_modules
 from ..core.counter import count_flops_params, uncounted_lines
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
@@ -80,6 +81,7 @@ class Pruner:
                  # (`channel_scores`)
                  scoring:str='group'):
         check_model(model)
+        check_not_offloaded(model, 'the Pruner')
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if scoring not in SCORINGS: raise ValueError(f"scoring={scoring!r} is not allowed; allowed: {list(SCORINGS)}")

@@ -14,6 +14,7 @@ from ..core.inputs import run_model, to_device, map_tensors, calibration_batches
 from ..core.model import eval_mode, model_device, check_model
 from ..core.granularity import WeightUnit, TransposedWeight, unit_type
 from ..core.select import select_modules
+from ..core.offload import StoredEdits, weight_offloaded, weight_slot, stored_value, stored_by_id, writable
 from ..core.units import check_bits, check_flags, check_flag
 
 # %% auto #0
@@ -179,6 +180,7 @@ class Quantizer:
         self.ranges = None                            # unit name -> (min, max) of its output (activations)
         # saved weights; activation hooks; undo() of units run in float32
         self._orig, self._hooks, self._float32 = {}, {}, {}
+        self._stored = StoredEdits()                  # offloaded weights: their quantized values, until `restore()`
 
     def __repr__(self):
         return (f"Quantizer({len(self.layers)} units, per_channel={self.per_channel}, activations={self.activations}, "
@@ -218,10 +220,12 @@ def _quantize(self:Quantizer, name:str, bits:int):
     m = self.layers[name]
     undo = self._float32.pop(name, None)
     if undo is not None: undo()                               # back to its own weight before another width
-    if name not in self._orig: self._orig[name] = m.weight.detach().clone()
+    if name not in self._orig:        # an offloaded weight's stored value is never written into: kept, not copied
+        self._orig[name] = stored_value(*weight_slot(m)) if weight_offloaded(m) else m.weight.detach().clone()
     axis = out_channel_axis(m) if self.per_channel else None
-    if off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or _written_back(self.model, name, m):
-        fake_quantize(self._orig[name], bits, axis, out=m.weight.detach())
+    if (off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or _written_back(self.model, name, m)
+            or weight_offloaded(m)):
+        fake_quantize(self._orig[name], bits, axis, out=writable(*weight_slot(m), self._stored))
     else:           # the forward runs in float32 on the grid; the parameter keeps the model's dtype (the grid rounded)
         grid = fake_quantize(self._orig[name], bits, axis, dtype=torch.float32)
         m.weight.copy_(grid)
@@ -272,7 +276,9 @@ def quantize_model(self:Quantizer,
 def restore(self:Quantizer) -> nn.Module:
     "Put every quantized unit's original weights back, bit for bit, and remove the activation hooks."
     for undo in self._float32.values(): undo()
-    for n, w in self._orig.items(): self.layers[n].weight.copy_(w)
+    self._stored.restore()                                    # offloaded weights: the stored originals back
+    for n, w in self._orig.items():
+        if not weight_offloaded(self.layers[n]): self.layers[n].weight.copy_(w)
     for h in self._hooks.values(): h.remove()
     self._orig, self._hooks, self.bits, self._float32 = {}, {}, {}, {}
     return self.model
@@ -289,10 +295,11 @@ def report(self:Quantizer) -> pd.DataFrame:
         if id(w) in seen: continue          # a tied weight is one unit, under its first name
         seen.add(id(w))
         bits = self.bits.get(n, w.element_size() * 8)
-        nz = _nonzero(self._orig.get(n, w))
+        nz = _nonzero(self._orig[n] if n in self._orig else stored_value(*weight_slot(m)))
         rows.append(dict(unit=n, type=unit_type(m), bits=bits, params=w.numel(), nonzero=nz, bytes=nz * bits / 8))
     rest = [p for p in self.model.parameters() if id(p) not in seen]
-    nz = [_nonzero(p) for p in rest]
+    stored = stored_by_id(self.model)             # an offloaded model's other tensors: counted where they live
+    nz = [_nonzero(stored_value(*stored[id(p)]) if id(p) in stored else p) for p in rest]
     rows.append(dict(unit='other', type='', bits=None, params=sum(p.numel() for p in rest), nonzero=sum(nz),
                      bytes=sum(k * p.element_size() for k, p in zip(nz, rest))))
     df = pd.DataFrame(rows, columns=['unit', 'type', 'bits', 'params', 'nonzero', 'bytes'])
