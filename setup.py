@@ -24,7 +24,8 @@ if cfg.get('pip_requirements'): requirements += cfg.get('pip_requirements', '').
 min_python = cfg['min_python']
 lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 fastai_requirements = (cfg.get('fastai_requirements') or '').split()
-dev_requirements = (cfg.get('dev_requirements') or '').split() + fastai_requirements
+export_requirements = (cfg.get('export_requirements') or '').split()
+dev_requirements = (cfg.get('dev_requirements') or '').split() + fastai_requirements + export_requirements
 
 setuptools.setup(
     name=cfg['lib_name'],
@@ -39,7 +40,7 @@ setuptools.setup(
     packages=setuptools.find_packages(),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'fastai': fastai_requirements, 'dev': dev_requirements},
+    extras_require={'fastai': fastai_requirements, 'export': export_requirements, 'dev': dev_requirements},
     dependency_links=cfg.get('dep_links', '').split(),
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read(),
