@@ -27,11 +27,18 @@ class TensorState:
     costs:object          # the `CostModel` (`costs.arrays()`: the uncompressed numbers; its options)
     idx:np.ndarray        # tensor indices (into `costs.names`)
     sizes:np.ndarray      # their sizes along each axis after pruning (... × axes)
-    spars:np.ndarray      # their sparsity, percent
-    bits:np.ndarray       # their bits per value
+    values:np.ndarray     # their state in the effects' columns (... × `costs.columns`: sparsity, bits, ...)
     numel:np.ndarray      # their values after pruning (the product of `sizes`)
     nonzero:np.ndarray    # their non-zero values kept (0 for a tensor out of the counted scope)
-    runs:np.ndarray       # the values kernels multiply: all (dense kernels) or the non-zero ones (`sparse_macs`)
+    runs:np.ndarray|None  # the values kernels multiply: all (dense kernels) or the non-zero ones (`sparse_macs`)
+    bits:np.ndarray       # their bits per stored value
+    side_bytes:object=0.  # bytes stored beside the values: a sparse index, a scheme's scales and zero points
+
+    def value(self,
+              name:str,   # a column of a registered effect, e.g. 'sparsity'
+             ) -> np.ndarray:
+        "The tensors' values of column `name`."
+        return self.values[..., self.costs.value_column(name)]
 
 @dataclass
 class Counted:
@@ -80,11 +87,9 @@ def _macs(s:TensorState) -> np.ndarray:
     return a.macs[s.idx] * s.runs / np.maximum(a.numel[s.idx], 1)
 
 def _bytes(s:TensorState) -> np.ndarray:
-    "Non-zero values × their bits / 8, plus a bit per position of a sparsified tensor with `sparse_index='bitmask'`."
-    nbytes = s.nonzero * s.bits / 8
-    if s.costs.sparse_index == 'bitmask':
-        nbytes = nbytes + np.where(s.spars > 0, s.numel / 8, 0.) * s.costs.arrays().counted[s.idx]
-    return nbytes
+    ("Non-zero values × their bits / 8, plus what is stored beside them (a bit per position of a sparsified tensor "
+     "with `sparse_index='bitmask'`, a scheme's scales and zero points).")
+    return s.nonzero * s.bits / 8 + s.side_bytes
 
 def _count_params(c:Counted) -> float:
     if c.scope is None: return float(c.layers.nonzero_params.sum())
@@ -104,7 +109,7 @@ COST_KEYS = (    # the built-in budget keys, in their columns' order: a new one 
                     "or the non-zero weights' only with sparse_macs", _macs, _count_macs, weightless=True,
             follows_macs=True),
     CostKey('bytes', "stored bytes: non-zero values × their bits / 8 (+ one bit per position with "
-                     "sparse_index='bitmask')", _bytes, _count_bytes))
+                     "sparse_index='bitmask', + a quantization scheme's scales and zero points)", _bytes, _count_bytes))
 KEYS = tuple(k.name for k in COST_KEYS)               # the built-in keys' names
 KEY_COLUMN = {k: i for i, k in enumerate(KEYS)}       # built-in key -> its column (an attached one: `CostModel.column`)
 

@@ -5,29 +5,14 @@
 # %% ../../nbs/analyze/costs.ipynb #b832fe92
 from __future__ import annotations
 from ..core.units import check_flag
-import contextlib, copy
 from dataclasses import dataclass, field, MISSING
 import numpy as np
-import torch
-import torch.nn as nn
 from fastcore.basics import patch
-from ..core.counter import count_flops_params, weightless_macs
-from ..core.model import ModelGuard, check_model
-from ..core.granularity import is_transposed_linear
-from ..core.select import candidate_modules, candidate_units
-from ..quantize.quantizer import Quantizer
+from .effects import EFFECTS, Selection, QuantEffect
 from .budget_keys import KEYS, KEY_COLUMN, COST_KEYS, SPARSE_INDEX, TensorState, Counted, per_layer_key, measure
 
 # %% auto #0
-__all__ = ['Selection', 'CostModel', 'TensorChanges', 'percent_of', 'merge_cost_models', 'WeightlessCuts', 'build_cost_model']
-
-# %% ../../nbs/analyze/costs.ipynb #472ea3e9
-@dataclass
-class Selection:
-    "What a plan compresses: pruning group id -> percent, layer -> sparsity percent, layer -> bits."
-    pruning:dict = field(default_factory=dict)    # pruning group id -> percent of its channels
-    sparsity:dict = field(default_factory=dict)   # layer -> percent of its weights zeroed
-    bits:dict = field(default_factory=dict)       # layer -> bits per weight
+__all__ = ['CostModel', 'TensorChanges', 'percent_of']
 
 # %% ../../nbs/analyze/costs.ipynb #ae2c7d25
 _TABLE_FIELDS = ('name', 'table', 'scales_with', 'doc')
@@ -67,6 +52,7 @@ class CostModel:
     uncounted:dict=field(default_factory=dict)      # what the MAC count left out -> {'calls', 'reason'} (not in macs)
     # budget keys of your own (`with_keys`): the `per_layer_key` arguments of each, saved with the numbers
     tables:list=field(default_factory=list)
+    out_axes:list|None=None   # per tensor, the axis of its output channels (a scheme's scales); None: all 0
 
     def __post_init__(self):
         check_flag('count_other', self.count_other)
@@ -132,13 +118,17 @@ def weightless_costs(self:CostModel,
     out[..., self.weightless_columns] = (macs * self.count_other)[..., None]
     return out
 
+def _position(name:str, names:tuple, why:str) -> int:
+    "The index of `name` in `names`; else a `ValueError`: `why`, then the names allowed."
+    if name not in names: raise ValueError(f"{why}: {list(names)}")
+    return names.index(name)
+
 @patch
 def column(self:CostModel,
            key:str,   # a budget key's name
           ) -> int:
     "The column of `key` in the cost arrays (`tensor_costs`)."
-    if key not in self.key_names: raise ValueError(f"key={key!r} is not a budget key; allowed: {list(self.key_names)}")
-    return self.key_names.index(key)
+    return _position(key, self.key_names, f"key={key!r} is not a budget key; allowed")
 
 @patch
 def with_keys(self:CostModel,
@@ -162,6 +152,19 @@ class _Arrays:
     counted:np.ndarray    # 1 for tensors in scope, else 0
     prune:dict            # (group, level) -> (tensor indices, removed channels: len × axes)
     prune_macs:dict       # (group, level) -> MACs of weightless operations removed
+    values:np.ndarray     # tensors × columns: each tensor's uncompressed state in the effects' columns
+    out_axis:np.ndarray   # per tensor, the axis of its output channels
+    effects:list          # `(effect, its columns' indices)` of the registered effects with columns, in order
+
+def _effect_columns(costs:CostModel, T:int) -> tuple:
+    "`(effects, values)`: the registered effects that keep columns, and the dense model's values of them."
+    effects, values = [], []
+    for e in EFFECTS.values():
+        if not e.columns: continue
+        start = sum(len(x.columns) for x, _ in effects)
+        effects.append((e, list(range(start, start + len(e.columns)))))
+        values.append(np.asarray(e.dense(costs), dtype=float).reshape(T, len(e.columns)))
+    return effects, np.concatenate(values, 1) if values else np.zeros((T, 0))
 
 @patch
 def arrays(self:CostModel) -> _Arrays:
@@ -185,8 +188,23 @@ def arrays(self:CostModel) -> _Arrays:
             prune[(g, float(level))] = (idx, rem)
     prune_macs = {(g, float(level)): float(m) for g, table in self.pruning_macs.items() for level, m in table}
     density = np.divide(self.nonzero, numel, out=np.zeros(T), where=numel > 0)
-    self._arrays = _Arrays(shp, numel, density, np.array(self.bits, float), macs, grouped, counted, prune, prune_macs)
+    effects, values = _effect_columns(self, T)
+    out_axis = np.array(self.out_axes if self.out_axes is not None else [0] * T, dtype=int)
+    self._arrays = _Arrays(shp, numel, density, np.array(self.bits, float), macs, grouped, counted, prune, prune_macs,
+                           values, out_axis, effects)
     return self._arrays
+
+@patch(as_prop=True)
+def columns(self:CostModel) -> tuple:
+    "The names of the state columns the registered effects keep per tensor (`states`' values), in order."
+    return tuple(c for e, _ in self.arrays().effects for c in e.columns)
+
+@patch
+def value_column(self:CostModel,
+                 name:str,   # a column of a registered effect: 'sparsity', 'bits', 'group', 'group_bits'
+                ) -> int:
+    "The index of column `name` in the values `states` gives."
+    return _position(name, self.columns, f"column {name!r} is not known; columns")
 
 # %% ../../nbs/analyze/costs.ipynb #d8826de0
 @patch
@@ -213,84 +231,82 @@ def prune_macs(self:CostModel,
 
 @dataclass(eq=False)
 class TensorChanges:
-    "What a `Selection` changes, tensor by tensor (`CostModel.changes`): cuts, sparsity, bits, weightless MACs."
+    "What a `Selection` changes, tensor by tensor (`CostModel.changes`): cuts, effects' values, weightless MACs."
     cut:np.ndarray       # tensor index of each cut (a tensor several groups cut appears once per group)
     removed:np.ndarray   # cuts × axes: the channels each cut removes
-    sparsity:dict        # tensor index -> percent of its values zeroed
-    bits:dict            # tensor index -> bits per value
+    values:dict          # tensor index -> its state in every column (`CostModel.columns`), the unset ones dense
     weightless:float     # MACs of weightless operations (attention's products) the cuts remove
 
 @patch
 def changes(self:CostModel,
-            sel:Selection,   # what is compressed: pruning, sparsity and bits per group or layer
+            sel:Selection,   # what is compressed: per registered effect, group or layer -> value
            ) -> TensorChanges:
     ("What `sel` changes, tensor by tensor: the one place the cost arithmetic reads a selection (`state` and the "
      "planner's option arrays both start here).")
-    cuts = [self.prune_removed(g, p) for g, p in sel.pruning.items() if p]
-    axes = self.arrays().shapes.shape[1]
+    a = self.arrays()
+    picks = [(g, p) for e in EFFECTS.values() if e.per_group for g, p in sel[e.name].items() if p]
+    cuts = [self.prune_removed(g, p) for g, p in picks]
+    values = {}
+    for e, cols in a.effects:
+        for l, v in sel[e.name].items():
+            t = self.layers[l]
+            values.setdefault(t, a.values[t].copy())[cols] = e.encode(v)
     return TensorChanges(np.concatenate([i for i, _ in cuts]) if cuts else np.zeros(0, dtype=int),
-                         np.concatenate([r for _, r in cuts]) if cuts else np.zeros((0, axes)),
-                         {self.layers[l]: s for l, s in sel.sparsity.items()},
-                         {self.layers[l]: b for l, b in sel.bits.items()},
-                         sum(self.prune_macs(g, p) for g, p in sel.pruning.items() if p))
+                         np.concatenate([r for _, r in cuts]) if cuts else np.zeros((0, a.shapes.shape[1])),
+                         values, sum(self.prune_macs(g, p) for g, p in picks))
 
 @patch
 def state(self:CostModel,
           sel:Selection|TensorChanges,   # what is compressed, or what it changes (`changes`)
          ) -> tuple:
-    "`(sizes, sparsity, bits)` of every tensor under `sel`: sizes tensors × axes, sparsity in percent, bits."
+    "`(sizes, values)` of every tensor under `sel`: sizes tensors × axes, values tensors × `columns`."
     ch = sel if isinstance(sel, TensorChanges) else self.changes(sel)
-    sizes, spars, bits = self.states(1, (np.zeros(len(ch.cut), dtype=int), ch.cut, ch.removed),
-                                     ([0] * len(ch.sparsity), list(ch.sparsity), list(ch.sparsity.values())),
-                                     ([0] * len(ch.bits), list(ch.bits), list(ch.bits.values())))
-    return sizes[0], spars[0], bits[0]
+    ts = list(ch.values)
+    vals = np.array([ch.values[t] for t in ts]).reshape(len(ts), len(self.columns))
+    sizes, values = self.states(1, (np.zeros(len(ch.cut), dtype=int), ch.cut, ch.removed), ([0] * len(ts), ts, vals))
+    return sizes[0], values[0]
 
 @patch
 def states(self:CostModel,
            n:int=1,          # plans
            cut=None,         # `(plans, tensors, channels removed)`: index arrays and what each cut removes (× axes)
-           sparsity=None,    # `(plans, tensors, percent)`: the sparsity each plan gives these tensors
-           bits=None,        # `(plans, tensors, bits)`: the bits per value each plan gives these tensors
+           values=None,      # `(plans, tensors, values)`: index arrays and the state each plan gives them (× columns)
           ) -> tuple:
-    ("`(sizes, sparsity, bits)` of every tensor in each of `n` plans (plans × tensors (× axes)): the dense model's, "
-     "cut and set as given: the one place whole plans' tensor states are composed (`state`, the planner's `states`).")
+    ("`(sizes, values)` of every tensor in each of `n` plans (plans × tensors × axes, plans × tensors × columns): "
+     "the dense model's, cut and set as given: the one place whole plans' tensor states are composed (`state`, the "
+     "planner's `states`).")
     a = self.arrays()
     sizes = np.broadcast_to(a.shapes, (n,) + a.shapes.shape).copy()
-    spars, nbits = np.zeros((n, len(a.bits))), np.broadcast_to(a.bits, (n, len(a.bits))).copy()
+    vals = np.broadcast_to(a.values, (n,) + a.values.shape).copy()
     if cut is not None: np.subtract.at(sizes, tuple(cut[:2]), cut[2])    # several cuts of one tensor add up
-    if sparsity is not None: spars[tuple(sparsity[:2])] = sparsity[2]
-    if bits is not None: nbits[tuple(bits[:2])] = bits[2]
-    return sizes, spars, nbits
+    if values is not None: vals[tuple(values[:2])] = values[2]
+    return sizes, vals
 
 @patch
 def tensor_costs(self:CostModel,
                  idx,             # tensor indices
                  sizes,           # their sizes along each axis (... × axes)
-                 spars,           # their sparsity, percent
-                 bits,            # their bits per weight
+                 values,          # their state in the effects' columns (... × `columns`)
                 ) -> np.ndarray:
-    "`(..., keys)`: what tensors `idx` keep of each budget key (columns: `key_names`) at `sizes`, `spars` and `bits`."
+    ("`(..., keys)`: what tensors `idx` keep of each budget key (columns: `key_names`) at `sizes` and `values`: "
+     "the one kernel, each registered effect applied in turn.")
     a = self.arrays()
     numel = sizes.prod(-1)
-    group = np.where(a.grouped[idx], sizes, 1.).prod(-1)
-    n = numel / group                                              # groups of the granularity, after pruning
-    kept = (n - np.minimum(n, np.floor(spars * n / 100 + .5))) * group
-    nz = a.density[idx] * numel
-    nz = np.where(spars > 0, np.minimum(nz, kept), nz) * a.counted[idx]
-    runs = nz if self.sparse_macs else numel * a.counted[idx]     # dense kernels multiply the zeros too
-    state = TensorState(self, idx, sizes, spars, bits, numel, nz, runs)
-    return np.stack(np.broadcast_arrays(*[k.column(state) for k in self.cost_keys]), -1)
+    s = TensorState(self, idx, sizes, values, numel, a.density[idx] * numel, None, a.bits[idx], 0.)
+    for e, cols in a.effects: e.apply(s, *(values[..., j] for j in cols))
+    s.nonzero = s.nonzero * a.counted[idx]
+    s.runs = s.nonzero if self.sparse_macs else numel * a.counted[idx]    # dense kernels multiply the zeros too
+    return np.stack(np.broadcast_arrays(*[k.column(s) for k in self.cost_keys]), -1)
 
 @patch
 def kept(self:CostModel,
          sizes,          # every tensor's sizes along each axis (plans... × tensors × axes)
-         spars,          # their sparsity, percent (plans... × tensors)
-         bits,           # their bits per value (plans... × tensors)
+         values,         # their state in the effects' columns (plans... × tensors × `columns`)
          weightless,     # MACs of weightless operations the plans' cuts remove (plans...; 0: none)
         ) -> np.ndarray:
     ("`(plans..., keys)`: what the counted tensors (the whole model, or the scoped units) keep of each budget key at "
      "these states (columns `column`): `tensor_costs` summed, plus the weightless operations' MACs left.")
-    c = self.tensor_costs(np.arange(sizes.shape[-2]), sizes, spars, bits).sum(-2)
+    c = self.tensor_costs(np.arange(sizes.shape[-2]), sizes, values).sum(-2)
     return c + self.weightless_costs(self.other_macs - np.asarray(weightless, dtype=float))
 
 @patch
@@ -317,158 +333,3 @@ def percent_of(figures:dict,  # what is kept of each key (`CostModel.figures`, o
               ) -> dict:
     "Percent of dense each key of `figures` keeps (100 where the dense model has none of it)."
     return {k: 100 * figures[k] / dense[k] if dense[k] else 100. for k in figures}
-
-# %% ../../nbs/analyze/costs.ipynb #9062ec54
-_SAME_MODEL = ('names', 'shapes', 'nonzero', 'bits', 'layers', 'macs', 'other_macs')
-
-def merge_cost_models(models:list,  # `CostModel`s (or their dicts) recorded on one model
-                     ) -> CostModel:
-    "One cost model from several recorded on one model: every layer's axes, every group's pruning levels."
-    cms = [m if isinstance(m, CostModel) else CostModel.from_dict(m) for m in models]
-    if not cms: raise ValueError("models is empty: give at least one cost model")
-    base = cms[0]
-    for j, c in enumerate(cms[1:], 1):
-        diff = [k for k in _SAME_MODEL if getattr(c, k) != getattr(base, k)]
-        if diff: raise ValueError(f"cost model {j} differs from the first in {diff}: "
-                                  f"they were not recorded on one model and sample")
-    axes, pruning, pmacs = {}, {}, {}
-    for c in cms:
-        for l, ax in c.axes.items(): axes[l] = sorted(set(axes.get(l, [])) | set(ax))
-        for tables, merged in ((c.pruning, pruning), (c.pruning_macs, pmacs)):
-            for g, table in tables.items():
-                have = {float(lv): rows for lv, rows in merged.get(g, [])}
-                for lv, rows in table: have.setdefault(float(lv), rows)
-                merged[g] = [[lv, have[lv]] for lv in sorted(have)]
-    uncounted = {k: v for c in cms for k, v in c.uncounted.items()}
-    merged = {'axes': axes, 'pruning': pruning, 'pruning_macs': pmacs, 'uncounted': uncounted}
-    return CostModel(**{**base.to_dict(), **merged})
-
-# %% ../../nbs/analyze/costs.ipynb #d1e2f3a4
-def _out_axes(model:nn.Module, params:list) -> list:
-    "Per parameter, the axis of its output channels: 1 for the weight of a transposed linear (HF `Conv1D`), else 0."
-    mods = dict(model.named_modules())
-    def axis(name):
-        owner, _, attr = name.rpartition('.')
-        m = mods.get(owner)
-        return 1 if attr == 'weight' and m is not None and is_transposed_linear(m) else 0
-    return [axis(n) for n, _ in params]
-
-class WeightlessCuts:
-    "The weightless MACs (attention's products) a cut removes, from shapes: each scales with its first projection."
-    def __init__(self,
-                 owners:dict,    # module name -> MACs of the weightless operations it runs (`weightless_macs`)
-                 params:list,    # `(name, parameter)` of the model, tied ones once (the rows' tensor indices)
-                 axes:list):     # per parameter, its output axis (`_out_axes`)
-        self.shapes, self.axes, self.first, self.opaque = [tuple(p.shape) for _, p in params], axes, {}, []
-        for o, macs in owners.items():
-            inside = [i for i, (n, p) in enumerate(params) if p.dim() >= 2 and (o == '' or n.startswith(o + '.'))]
-            if inside: self.first[o] = (macs, inside[0])     # q_proj, in_proj_weight, c_attn, query: its heads' width
-            else: self.opaque.append(o)                      # products with no weight of its own inside: not derivable
-
-    def removed(self, rows:list) -> float:
-        "MACs of the weightless operations that the cut `rows` (`[[tensor, axis, channels removed], ...]`) removes."
-        cut = {(t, ax): r for t, ax, r in rows}
-        return float(sum(macs * cut[(t, self.axes[t])] / self.shapes[t][self.axes[t]]
-                         for macs, t in self.first.values() if (t, self.axes[t]) in cut))
-
-def _pruned_rows(model, params:list, pruner, names:list, level:float) -> list:
-    "`[[tensor, axis, channels removed], ...]` when the group of `names` is pruned by `level` percent (then restored)."
-    with pruner.pruned({n: level for n in names}):
-        now = {n: tuple(p.shape) for n, p in model.named_parameters()}
-        return [[i, ax, s0 - s1] for i, (n, p) in enumerate(params)
-                for ax, (s0, s1) in enumerate(zip(p.shape, now[n])) if s0 != s1]
-
-def _group_table(model, params:list, pruner, names:list, levels:list, seen:dict|None=None) -> list:
-    """`[[level, rows], ...]` of one group: the cuts `seen` (level -> rows, an analysis' own), else pruned at its
-    strongest level and checked at its mildest; the other levels scaled by the channels each cuts."""
-    seen = seen or {}
-    cut = {lv: sum(b - a for b, a in pruner.channels_removed({n: lv for n in names}).values()) for lv in levels}
-    cutting = sorted((lv for lv in levels if cut[lv] > 0), key=lambda lv: cut[lv])
-    if not cutting: return [[float(lv), []] for lv in levels]
-    known = [lv for lv in seen if cut.get(lv, 0) > 0]
-    top = max(known, key=cut.get) if known else cutting[-1]
-    rows, n = seen[top] if known else _pruned_rows(model, params, pruner, names, top), cut[top]
-    def scaled(lv): return [[t, ax, r * cut[lv] // n] for t, ax, r in rows] if cut[lv] else []
-    linear = all(r % n == 0 for *_, r in rows) and all(sorted(seen[lv]) == sorted(scaled(lv)) for lv in known)
-    low = cutting[0]
-    if linear and not known and cut[low] != n:                 # no cut of the analysis to check against: one more prune
-        linear = sorted(_pruned_rows(model, params, pruner, names, low)) == sorted(scaled(low))
-    def rows_at(lv):
-        if lv in seen: return seen[lv]
-        return scaled(lv) if linear else _pruned_rows(model, params, pruner, names, lv)
-    return [[float(lv), rows_at(lv)] for lv in levels]
-
-# %% ../../nbs/analyze/costs.ipynb #ee2903d0
-def build_cost_model(model:nn.Module,     # the uncompressed model (given back exactly as it was)
-                     sample,              # an example input (MACs are counted on it; the pruning graph is traced on it)
-                     layers:dict,         # planned layer name -> weight axes its sparsity granularity groups
-                     groups:dict,         # pruning group id -> (layer names given the percent, levels to record)
-                     scope:str='model',   # count the whole 'model', or only the planned 'units' (weights and MACs)
-                     guard:bool=True,     # guard the model with `ModelGuard` (False: the caller already does)
-                     pruner=None,         # a `Pruner` of the model to reuse (an analysis' own); None: one is traced
-                     cuts:dict|None=None, # (group, level) -> [[parameter name, axis, channels removed], ...]
-                     shapes:dict|None=None, # (module, (group, level) or None) -> its input shapes then
-                     counted=None         # `count_flops_params(model, sample)`'s DataFrame, if already made
-                    ) -> CostModel:
-    "Gather, in one pass, what `CostModel.figures` needs for any selection over `layers` and `groups`."
-    check_flag('guard', guard)
-    check_model(model)
-    if scope not in ('model', 'units'): raise ValueError(f"scope={scope!r} is not allowed; allowed: ['model', 'units']")
-    params = list(model.named_parameters())                       # tied parameters once
-    index = {id(p): i for i, (_, p) in enumerate(params)}
-    units = candidate_units(model, embeddings=True)          # layers and weight parameters (attention, RNNs, Conv1D)
-    mods = {**dict(model.named_modules()), **units}
-    weights = {n: index[id(m.weight)] for n, m in mods.items()
-               if isinstance(getattr(m, 'weight', None), torch.Tensor) and id(m.weight) in index}
-    named = list(layers) + [n for names, _ in groups.values() for n in names]
-    cands = {**candidate_modules(model), **units}
-    bad = [n for n in dict.fromkeys(named) if n not in cands or n not in weights]
-    if bad: raise ValueError(f"layers {bad} are not layers of this model that fasterai compresses "
-                             f"(with a weight parameter)")
-    with (ModelGuard(model) if guard else contextlib.nullcontext()), torch.no_grad():
-        df = count_flops_params(model, sample)[2] if counted is None else counted
-        macs = {r.layer: int(r.macs) for r in df.itertuples() if r.layer in weights and r.macs}
-        other = int(df.macs.sum()) - sum(macs.values())
-        owners = df.attrs.get('weightless', {})
-        table, pmacs = _pruning_tables(model, sample, params, groups, pruner, cuts, owners, shapes)
-    scoped = (list(range(len(params))) if scope == 'model' else sorted({weights[n] for n in named}))
-    nz = df.attrs['nonzero']
-    return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
-                     [nz[n] for n, _ in params], [p.element_size() * 8 for _, p in params],
-                     weights, macs, float(other), {n: list(ax) for n, ax in layers.items()},
-                     table, scoped, scope == 'model', pruning_macs=pmacs, uncounted=df.attrs.get('uncounted', {}))
-
-def _opaque_unchanged(shapes:dict|None, opaque:list, group:str, levels:list) -> bool:
-    """Did every module in `opaque` see the same input shapes with `group` cut at each of `levels` as on the intact
-    model? (No record: unknown.)"""
-    if shapes is None or not levels: return False
-    return all((o, None) in shapes and shapes.get((o, (group, lv))) == shapes[(o, None)]
-               for o in opaque for lv in levels)
-
-def _pruning_tables(model, sample, params:list, groups:dict, pruner, cuts:dict|None, owners:dict,
-                    shapes:dict|None=None) -> tuple:
-    "`(tables, weightless MACs removed)` of every group: its rows at each level, how much attention's products shrink."
-    if not groups: return {}, {}
-    if pruner is None:
-        from fasterai.prune.pruner import Pruner       # imported here: torch-pruning only when pruning
-        pruner = Pruner(model, 0, example_inputs=sample)
-    index = {n: i for i, (n, _) in enumerate(params)}
-    wl = WeightlessCuts(owners, params, _out_axes(model, params))
-    def opaque_removed(names, lv) -> float:            # counted on the pruned model: what modules without weights lost
-        with pruner.pruned({n: lv for n in names}): now = weightless_macs(model, sample)
-        return float(sum(owners[o] - now.get(o, 0) for o in wl.opaque))
-    def opaque_fixed(g, names, table) -> bool:         # their products do not change with this group's cuts
-        if not wl.opaque: return True
-        measured = [l for gg, l in (cuts or {}) if gg == g]
-        if _opaque_unchanged(shapes, wl.opaque, g, measured): return True            # the same inputs when it was cut
-        top = max((lv for lv, rows in table if rows), default=None)     # else one count, at its strongest cut
-        return top is None or opaque_removed(names, top) == 0
-    tables, pmacs = {}, {}
-    for g, (names, levels) in groups.items():
-        seen = {lv: [[index[n], ax, r] for n, ax, r in rows] for (gg, lv), rows in (cuts or {}).items() if gg == g}
-        tables[g] = _group_table(model, params, pruner, names, levels, seen)
-        fixed = opaque_fixed(g, names, tables[g])
-        removed = [[lv, wl.removed(rows) + (0. if fixed or not rows else opaque_removed(names, lv))]
-                   for lv, rows in tables[g]]
-        if any(m for _, m in removed): pmacs[g] = [[lv, m] for lv, m in removed if m]
-    return tables, pmacs

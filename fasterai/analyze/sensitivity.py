@@ -25,7 +25,8 @@ from .evaluation import (Evaluator, FunctionEvaluator, DataEvaluator, SuffixEval
                                          check_measure, eval_batches, split_batch, check_direction, accuracy_per_sample,
                                          top_k_per_sample, cross_entropy_per_sample, metric_dict)
 from .confidence import PairedBootstrap
-from .costs import CostModel, KEYS, build_cost_model
+from .costs import CostModel, KEYS
+from .gather import build_cost_model
 from .runner import early_stop_modes, check_early_stop, run_units, analysis_fingerprint, dist_ranks
 from .interop import fraction_to_percent
 

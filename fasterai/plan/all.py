@@ -7,10 +7,12 @@ __all__ = []
 
 # %% ../../nbs/plan/all.ipynb #42890463
 from fasterai.core import knapsack as solver
-from fasterai.analyze import costs, budget_keys
+from fasterai.analyze import effects, costs, gather, budget_keys
 from fasterai.plan import options, problem, inputs, report, search, plan, baselines, comparison
 from fasterai.core.knapsack import *
+from fasterai.analyze.effects import *
 from fasterai.analyze.costs import *
+from fasterai.analyze.gather import *
 from fasterai.analyze.budget_keys import *
 from fasterai.plan.options import *
 from fasterai.plan.problem import *
@@ -20,5 +22,5 @@ from fasterai.plan.search import *
 from fasterai.plan.plan import *
 from fasterai.plan.baselines import *
 from fasterai.plan.comparison import *
-__all__ = [n for mod in (solver, costs, budget_keys, options, problem, inputs, report, search, plan, baselines,
-                          comparison) for n in mod.__all__]
+__all__ = [n for mod in (solver, effects, costs, gather, budget_keys, options, problem, inputs, report, search, plan,
+                          baselines, comparison) for n in mod.__all__]

@@ -37,8 +37,8 @@ def _known(names:list, known, what:str) -> list:
 
 def _selection(field:str, targets:dict, base:Selection|None) -> Selection:
     "`base` (what else is compressed) with `targets` put in its `field` ('sparsity', 'bits' or 'pruning')."
-    sel = Selection(**{k: dict(getattr(base, k)) for k in ('pruning', 'sparsity', 'bits')}) if base else Selection()
-    getattr(sel, field).update(targets)
+    sel = base.copy() if base else Selection()
+    sel[field].update(targets)
     return sel
 
 def _kept(costs:CostModel, sel:Selection) -> dict:

@@ -10,7 +10,8 @@ from ..core.select import candidate_modules, candidate_units
 from ..analyze.results import SweepResult
 from ..analyze.evaluation import DataEvaluator, as_metric, check_measure
 from ..analyze.serialize import decode, dec_str, dec_float, dec_bool, dec_dict, dec_int, list_of
-from ..analyze.costs import CostModel, build_cost_model, merge_cost_models
+from ..analyze.costs import CostModel
+from ..analyze.gather import build_cost_model, merge_cost_models
 from .options import PlanUnit, plan_kind, plan_kinds
 
 # %% auto #0

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..core.units import check_flags
 import functools, itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 import numpy as np
 import torch.nn as nn
 from ..core import criteria as _criteria
@@ -15,6 +15,7 @@ from ..analyze.kinds import Compression, Unit, compressions, get_compression
 from ..analyze.compressions import QuantizationCompression
 from ..analyze.targets import damage_curve
 from ..analyze.costs import Selection
+from ..analyze.effects import EFFECTS
 
 # %% auto #0
 __all__ = ['plan_kinds', 'curve_options', 'PlanUnit', 'named_criteria', 'PlanKind', 'plan_kind', 'plan_units']
@@ -102,7 +103,7 @@ class PlanKind:
     @property
     def zeroes(self) -> bool:
         "It sets zeros: it leaves them in dense tensors (what `sparse_index` counts when the plan is measured)."
-        return 'sparsity' in self.fields()
+        return any(EFFECTS[f].zeroes for f in self.fields())
     def __repr__(self): return f"PlanKind({self.compression.__name__})"
 
     def config(self, settings:dict|None) -> Compression:
@@ -117,17 +118,17 @@ class PlanKind:
                              extrapolate and between)
 
     def fields(self) -> set:
-        "The `Selection` fields this kind sets (what it changes of a tensor: channels, zeros, bits), read once."
+        "The tensor effects this kind sets (`Selection` fields: channels, zeros, bits), read once."
         if self._fields is None:
             level = self.compression.default_levels[0] if self.compression.default_levels else 50
             s = self._plain.selection(Unit(['layer'], group='group'), level)
-            self._fields = {f.name for f in fields(s) if getattr(s, f.name)}
+            self._fields = set(s.set())
         return self._fields
 
     def select(self, sel:Selection, unit:PlanUnit, level):
         "Add `unit` at `level` to `sel`, as the kind's `selection` says (a group's name is its pruning group id)."
         s = self._plain.selection(Unit(list(unit.layers), group=unit.name if self.per_group else None), level)
-        for f in fields(s): getattr(sel, f.name).update(getattr(s, f.name))
+        sel.update(s)
 
     def axes(self, module:nn.Module, settings:dict) -> tuple:
         "Weight axes that compress together (the kind's `cost_axes`, e.g. the sparsity granularity's)."

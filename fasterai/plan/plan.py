@@ -19,6 +19,7 @@ from ..analyze.serialize import write_json, read_json
 from ..quantize.quantizer import Quantizer
 from .problem import InfeasibleBudget, check_budget, PlanProblem
 from ..analyze.costs import KEYS, SPARSE_INDEX, Selection, CostModel, measure, percent_of
+from ..analyze.effects import EFFECTS
 from ..analyze.budget_keys import CostKey
 from .options import PlanUnit, plan_kind, plan_kinds, plan_units
 from .inputs import check_sweeps, recorded_costs, counted_costs, plan_fields, metric_fn
@@ -95,9 +96,9 @@ class Plan:
     def needs_sparse(self) -> list:
         """The budget keys whose kept figures count zeros as removed: they hold only with a sparse format (params,
         bytes) or a kernel that skips zeros (MACs, with `sparse_macs`)."""
-        sel = self.selection
-        if not sel.sparsity: return []
-        dense = self.costs.figures(Selection(sel.pruning, {}, sel.bits))
+        sel, zeroing = self.selection, [e.name for e in EFFECTS.values() if e.zeroes]
+        if not any(sel[n] for n in zeroing): return []
+        dense = self.costs.figures(sel.without(*zeroing))
         return [k for k, v in self.figures.items() if v < dense[k] * (1 - 1e-12)]
 
     def __repr__(self):

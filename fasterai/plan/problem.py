@@ -34,18 +34,24 @@ def check_budget(budget,       # a dict key -> percent of dense, e.g. {'bytes': 
 # %% ../../nbs/plan/problem.ipynb #a6f4570a
 @dataclass
 class LayerOptions:
-    "The options of the units that are layers, as arrays: the sparsity and bits each option gives the layer's weight."
+    "The options of the units that are layers, as arrays: the state each option gives the layer's weight."
     units:np.ndarray      # indices, among the problem's units, of those that are layers (sparsity, bits)
     tensor:np.ndarray     # per layer unit, the index of its weight among the cost model's tensors
-    sparsity:np.ndarray   # layer units × options: the weight's sparsity under each option, percent
-    bits:np.ndarray       # layer units × options: the weight's bits per value under each option
+    values:np.ndarray     # layer units × options × columns: the weight's state under each option (`CostModel.columns`)
+    columns:tuple         # the columns' names: 'sparsity', 'bits', ...
 
     def at(self,
            rows,      # layer units, as rows of these arrays (an index or index array)
            options,   # their options (indices broadcast against `rows`)
-          ) -> tuple:
-        "`(sparsity, bits)` the layer units `rows` give their weight at `options`."
-        return self.sparsity[rows, options], self.bits[rows, options]
+          ) -> np.ndarray:
+        "`(..., columns)`: the state the layer units `rows` give their weight at `options`."
+        return self.values[rows, options]
+
+    def column(self,
+               name:str,   # a column: 'sparsity', 'bits', ...
+              ) -> np.ndarray:
+        "Layer units × options: the weight's value of column `name` under each option."
+        return self.values[..., self.columns.index(name)]
 
 @dataclass
 class Removed:
@@ -75,17 +81,13 @@ class GroupOptions:
 def _layer_options(units:list, idx:np.ndarray, sels:list, costs:CostModel, M:int) -> LayerOptions:
     """`LayerOptions` of the units `idx` (layers), from what their options' selections `sels` change
     (`CostModel.changes`); `M` options at most."""
-    bits0 = costs.arrays().bits
+    dense = costs.arrays().values
     tensor = np.array([costs.layers[units[i].name] for i in idx], dtype=int)
-    sparsity = np.zeros((len(idx), M))
-    bits = np.tile(bits0[tensor][:, None], (1, M))
+    values = np.tile(dense[tensor][:, None], (1, M, 1))
     for r, i in enumerate(idx):
         t = int(tensor[r])
-        for j, s in enumerate(sels[i]):
-            ch = costs.changes(s)
-            sparsity[r, j] = ch.sparsity.get(t, 0.)
-            bits[r, j] = ch.bits.get(t, bits0[t])
-    return LayerOptions(idx, tensor, sparsity, bits)
+        for j, s in enumerate(sels[i]): values[r, j] = costs.changes(s).values.get(t, dense[t])
+    return LayerOptions(idx, tensor, values, costs.columns)
 
 def _group_options(units:list, idx:np.ndarray, sels:list, costs:CostModel) -> GroupOptions:
     "`GroupOptions` of the units `idx` (pruning groups), from what their options' selections `sels` change."
@@ -138,22 +140,20 @@ class PlanProblem:
         return sel
 
     def states(self, choices) -> tuple:
-        """`(sizes, sparsity, bits)` of every tensor under each row of `choices` (plans × units): what
-        `CostModel.state` gives for each plan's selection, read from the arrays; plans × tensors (× axes)."""
+        """`(sizes, values)` of every tensor under each row of `choices` (plans × units): what
+        `CostModel.state` gives for each plan's selection, read from the arrays; plans × tensors × axes (columns)."""
         lay, grp = self.layers, self.groups
         choices = np.asarray(choices)
         plans = np.arange(len(choices))[:, None]
-        cut = sparsity = bits = None
+        cut = values = None
         if len(grp.units):
             removed = grp.removed(np.arange(len(grp.units)), choices[:, grp.units]).channels
             cut = (plans[..., None], grp.tensors[None], removed)
-        if len(lay.units):
-            s, b = lay.at(np.arange(len(lay.units)), choices[:, lay.units])
-            sparsity, bits = (plans, lay.tensor[None], s), (plans, lay.tensor[None], b)
-        return self.cm.states(len(choices), cut, sparsity, bits)
+        if len(lay.units): values = (plans, lay.tensor[None], lay.at(np.arange(len(lay.units)), choices[:, lay.units]))
+        return self.cm.states(len(choices), cut, values)
 
     def state(self, choice) -> tuple:
-        "`(sizes, sparsity, bits)` of every tensor under `choice`: `states` of one plan."
+        "`(sizes, values)` of every tensor under `choice`: `states` of one plan."
         return tuple(x[0] for x in self.states(np.asarray(choice)[None]))
 
     def totals_many(self,
@@ -178,18 +178,18 @@ class PlanProblem:
         (+inf: no such option)."""
         cm, out = self.cm, np.full(self.damage.shape + (len(self.cm.key_names),), np.inf)
         lay, grp = self.layers, self.groups
-        sizes, spars, bits = self.state(choice)
+        sizes, vals = self.state(choice)
         if len(lay.units):
-            t, M = lay.tensor, lay.sparsity.shape[1]
-            now = cm.tensor_costs(t, sizes[t], spars[t], bits[t])
-            s, b = lay.at(np.arange(len(t))[:, None], np.arange(M)[None])
-            out[lay.units] = cm.tensor_costs(t[:, None], sizes[t][:, None, :], s, b) - now[:, None]
+            t, M = lay.tensor, lay.values.shape[1]
+            now = cm.tensor_costs(t, sizes[t], vals[t])
+            v = lay.at(np.arange(len(t))[:, None], np.arange(M)[None])
+            out[lay.units] = cm.tensor_costs(t[:, None], sizes[t][:, None, :], v) - now[:, None]
         if len(grp.units):
             I, mask, M = grp.tensors, grp.mask[..., None], grp.cuts.shape[1]
             rows, chosen = np.arange(len(grp.units)), choice[grp.units]
-            now = (cm.tensor_costs(I, sizes[I], spars[I], bits[I]) * mask).sum(1)
+            now = (cm.tensor_costs(I, sizes[I], vals[I]) * mask).sum(1)
             rem = grp.removed(rows[:, None], np.arange(M)[None], chosen[:, None])
-            costs = cm.tensor_costs(I[:, None], sizes[I][:, None] - rem.channels, spars[I][:, None], bits[I][:, None])
+            costs = cm.tensor_costs(I[:, None], sizes[I][:, None] - rem.channels, vals[I][:, None])
             out[grp.units, :M] = (costs * mask[:, None]).sum(2) - now[:, None] - cm.weightless_costs(rem.macs)
         out[~self.valid] = np.inf
         return out
@@ -362,14 +362,13 @@ def pair_work(self:PlanProblem) -> int:
 def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
     """(options of u × options of v × keys): what the tensors `u` and `v` change keep of each key, for each
     combination of their options (the others as in `choice`)."""
-    sizes, spars, bits = state
+    sizes, vals = state
     lay, grp = self.layers, self.groups
     t = self._touched()
     T = np.union1d(t[u], t[v])
     shape = (self.sizes[u], self.sizes[v])
     S = np.broadcast_to(sizes[T], shape + sizes[T].shape).copy()
-    sp = np.broadcast_to(spars[T], shape + (len(T),)).copy()
-    bt = np.broadcast_to(bits[T], shape + (len(T),)).copy()
+    V = np.broadcast_to(vals[T], shape + vals[T].shape).copy()
     other = np.zeros(shape)                                          # attention's products the pruning options remove
     for w, ax in ((u, 0), (v, 1)):
         M, at = self.sizes[w], (slice(None), None) if ax == 0 else (None, slice(None))
@@ -379,11 +378,11 @@ def _pair_costs(self:PlanProblem, u:int, v:int, choice, state) -> np.ndarray:
             cut = grp.removed(r, np.arange(M), choice[w]).channels  # ... more than its option in `choice` does
             S[:, :, np.searchsorted(T, grp.tensors[r, :cnt])] -= cut[:, :cnt][at]
             other -= grp.removed(r, np.arange(M)).macs[at]
-        else:                                                        # a layer: its sparsity and bits
+        else:                                                        # a layer: its state (sparsity, bits...)
             r = int(np.searchsorted(lay.units, w))
             p = int(np.searchsorted(T, lay.tensor[r]))
-            sp[:, :, p], bt[:, :, p] = (x[at] for x in lay.at(r, np.arange(M)))
-    c = self.cm.tensor_costs(T, S, sp, bt).sum(2)
+            V[:, :, p] = lay.at(r, np.arange(M))[at]
+    c = self.cm.tensor_costs(T, S, V).sum(2)
     return c + self.cm.weightless_costs(other)
 
 @patch
