@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/export/index.ipynb #0c0a86a9
+# %% ../../nbs/export/index.ipynb #e6f8ff08
 from .formats import (GGUF_TYPES, GGUFType, CompressedTensors, LlamaCpp, TorchAO, Exported,
                                      applied_qtensors)
 from .llamacpp import gguf_names, tensor_type_args
