@@ -246,7 +246,7 @@ def _check_args(model, compression, levels, target, input_shape, weights, out, o
     if Path(out).exists() and not Path(out).is_dir(): raise ValueError(f"--out={out!r} exists and is not a folder")
     return kind, what, comp, lv, target, shape, _check_device(device), parse_layer_types(layer_types), budget, keys
 
-# %% ../nbs/cli_args.ipynb #62ca692a
+# %% ../nbs/cli_args.ipynb #31bf0dc0
 def _check_runtime(target,   # --target as given: a percent (targets.json), or a runtime's name (with --budget)
                    export,   # --export as given: a folder for the runtime's files (None: none)
                    budget,   # --budget as given (None: one sweep)
