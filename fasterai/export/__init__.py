@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = []
 
-# %% ../../nbs/export/index.ipynb #e6f8ff08
+# %% ../../nbs/export/index.ipynb #634df94f
 from .formats import (GGUF_TYPES, GGUFType, CompressedTensors, LlamaCpp, TorchAO, Exported,
                                      applied_qtensors)
 from .llamacpp import gguf_names, tensor_type_args
