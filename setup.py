@@ -26,7 +26,8 @@ lic = licenses.get(cfg['license'].lower(), (cfg['license'], None))
 fastai_requirements = (cfg.get('fastai_requirements') or '').split()
 vision_requirements = (cfg.get('vision_requirements') or '').split()
 transformers_requirements = (cfg.get('transformers_requirements') or '').split()
-dev_requirements = (cfg.get('dev_requirements') or '').split() + fastai_requirements
+export_requirements = (cfg.get('export_requirements') or '').split()
+dev_requirements = (cfg.get('dev_requirements') or '').split() + fastai_requirements + export_requirements
 
 setuptools.setup(
     name=cfg['lib_name'],
@@ -42,7 +43,8 @@ setuptools.setup(
     include_package_data=True,
     install_requires=requirements,
     extras_require={'fastai': fastai_requirements, 'vision': vision_requirements,
-                    'transformers': transformers_requirements, 'dev': dev_requirements},
+                    'transformers': transformers_requirements, 'export': export_requirements,
+                    'dev': dev_requirements},
     dependency_links=cfg.get('dep_links', '').split(),
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read(),

@@ -19,11 +19,14 @@ TP_ADAPTER = 'fasterai/core/graph.py'
 # Files that only re-export or index other modules' names; they may name what those modules name.
 REEXPORTS = {'__init__.py', 'all.py', '_modidx.py'}
 # Layer rules: a module under the key (a package prefix) must not import anything under the values.
-# `fasterai.analysis` is the old path of `fasterai.analyze`; `fasterai.cli`, the command line, is above every layer.
-UPPER = {'core': ('sparse', 'prune', 'quantize', 'analyze', 'analysis', 'plan', 'cli'),
-         'sparse': ('analyze', 'analysis', 'plan', 'cli'), 'prune': ('analyze', 'analysis', 'plan', 'cli'),
-         'quantize': ('analyze', 'analysis', 'plan', 'cli'),
-         'analyze': ('plan', 'cli'), 'analysis': ('plan', 'cli'), 'plan': ('cli',), 'demo': ('cli',)}
+# `fasterai.analysis` is the old path of `fasterai.analyze`; `fasterai.export` (the runtimes' exporters) sits above the
+# planner; `fasterai.cli`, the command line, is above every layer.
+UPPER = {'core': ('sparse', 'prune', 'quantize', 'analyze', 'analysis', 'plan', 'export', 'cli'),
+         'sparse': ('analyze', 'analysis', 'plan', 'export', 'cli'),
+         'prune': ('analyze', 'analysis', 'plan', 'export', 'cli'),
+         'quantize': ('analyze', 'analysis', 'plan', 'export', 'cli'),
+         'analyze': ('plan', 'export', 'cli'), 'analysis': ('plan', 'export', 'cli'), 'plan': ('export', 'cli'),
+         'export': ('cli',), 'demo': ('cli',)}
 KIND_CMP = re.compile(r"""(==|!=) *['"](sparsity|pruning|quantization)['"]""")
 
 root = Path(__file__).resolve().parent.parent

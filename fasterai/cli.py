@@ -17,7 +17,8 @@ from .plan.plan import plan_compression
 from .plan.comparison import compare as compare_methods
 from .cli_args import (max_target_pct, default_input_shape, check_choice, parse_levels, parse_options,
                                parse_shape, parse_layer_types, pick_layers, torchvision_names, resolve_model,
-                               budget_kinds, parse_budget, parse_budget_table, _check_args)
+                               budget_kinds, parse_budget, parse_budget_table, _check_args,
+                               _check_runtime, _runtime_kinds)
 _all_ = ['max_target_pct', 'default_input_shape', 'check_choice', 'parse_levels', 'parse_options', 'parse_shape',
          'parse_layer_types', 'pick_layers', 'torchvision_names', 'resolve_model', 'budget_kinds', 'parse_budget',
          'parse_budget_table']
@@ -257,10 +258,10 @@ def _build(kind, what, weights, trust_pickle, shape, seed, dev):
     return model, x, eval_fn, origin, desc, False, 'output change (proxy)'
 
 def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head, t0, extrapolate:bool=False,
-                 compare:bool=False, keys=()) -> dict:
+                 compare:bool=False, keys=(), runtime=None, export=None) -> dict:
     ("`--budget`: sweep the kinds the budget needs, plan (with the keys of your own, `--budget-table`), verify on a "
      "copy, write and print the report.")
-    kinds = budget_kinds(budget, keys)
+    kinds = _runtime_kinds(runtime, budget, keys)
     def levels(k): return ', '.join(get_compression(k).format_level(l) for l in get_compression(k).default_levels)
     head = head + [f"Budget: {', '.join(f'{k} <= {v:g}%' for k, v in budget.items())} of the dense model; sweeping "
                    + ', '.join(f"{k} at {levels(k)}" for k in kinds)]
@@ -269,7 +270,8 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
     sweeps = [an.sweep(k, list(get_compression(k).default_levels), layers=chosen, verbose=verbose) for k in kinds]
     # from the costs the sweeps recorded, no second pass over the model; levels beyond the measured ones were not
     # recorded: counted on it
-    plan = plan_compression(sweeps, budget, net if extrapolate else None, sample, extrapolate=extrapolate, keys=keys)
+    plan = plan_compression(sweeps, budget, net if extrapolate else None, sample, extrapolate=extrapolate, keys=keys,
+                            target=runtime)
     key = next(iter(budget))
     front = plan.pareto(key, points=12)
     check = plan.verify(net, eval_fn)
@@ -294,6 +296,10 @@ def _plan_report(an, net, sample, eval_fn, chosen, budget:dict, out, quiet, head
         with contextlib.redirect_stdout(io.StringIO()) as cbuf: cmp.summary()
         cmp_lines = ['', "Compared with the field's heuristics at the plan's budget (each applied to a copy):",
                      cbuf.getvalue().rstrip()]
+    if export is not None:
+        exported = plan.export(net, export)
+        cmp_lines += ['', f"Exported for {runtime.name} to {exported.path}/: {', '.join(exported.files[:6])}"
+                      f"{' ...' if len(exported.files) > 6 else ''}"]
     cov = [f"  {sw.compression_type}: {sw.weight_coverage:.1f}%" for sw in sweeps if sw.weight_coverage is not None]
     cov = ["Coverage: the measured layers hold, of the model's weight parameters:"] + cov if cov else []
     lines = head + cov + ['', buf.getvalue().rstrip(), '',
@@ -343,8 +349,9 @@ def sensitivity_report(
     model:str='digits',
     compression:str=None,            # a registered kind: sparsity (default), quantization, pruning, ...
     levels:str=None,                 # comma-separated levels in the kind's unit; default: the kind's default levels
-    # overall percent (parameter-weighted) of targets.json; default: the kind's default target
-    target:float=None,
+    # overall percent (parameter-weighted) of targets.json; default: the kind's default target; with --budget: the
+    # runtime to plan for, compressed-tensors, llama.cpp or torchao (only what it runs, bytes as it stores them)
+    target:str=None,
     # comma-separated layer names to analyse (a block's name selects the layers inside it); default: all
     layers:str=None,
     # comma-separated torch.nn classes to analyse, e.g. Conv2d,Linear; with --layers: those inside them
@@ -369,15 +376,20 @@ def sensitivity_report(
     # let targets and plans go beyond the strongest measured level (each curve extended by its last slope)
     extrapolate:bool=False,
     # print nothing (the report is still written); the progress bar shows only in a terminal
-    quiet:bool=False):
+    quiet:bool=False,
+    # with --budget and --target RUNTIME: a new folder to write the plan into, in the runtime's format
+    export:str=None):
     "Per-layer sensitivity sweep of a model, printed and written to a report folder (CSV, JSON, plots, targets)."
     t0 = time.perf_counter()
     check_flags(trust_pickle=trust_pickle, extrapolate=extrapolate, quiet=quiet, compare=compare)
+    target, runtime, export = _check_runtime(target, export, budget)
     kind, what, comp, lv, target, shape, dev, types, budget, keys = _check_args(
         model, compression, levels, target, input_shape, weights, out, option, device, layer_types, budget, compare,
         budget_table)
+    if runtime is not None: _runtime_kinds(runtime, budget, keys)
     if kind == 'digits' and weights is None: _say(quiet, "Training the digits CNN (real data, a few seconds)...")
     net, sample, eval_fn, origin, desc, hib, metric_name = _build(kind, what, weights, trust_pickle, shape, seed, dev)
+    if export is not None: runtime.check_model(net)
     chosen = pick_layers(net, layers, types)
     head = [f"Model: {origin}", f"Metric: {desc}",
             f"Sweep: {comp.name} at {', '.join(comp.format_level(l) for l in lv)}"
@@ -387,7 +399,7 @@ def sensitivity_report(
     if budget is not None:
         _check_table_layers(net, keys, budget_table)
         return _plan_report(an, net, sample, eval_fn, chosen, budget, out, quiet, head[:2], t0, extrapolate, compare,
-                            keys)
+                            keys, runtime, export)
     return _sweep_report(an, net, comp, lv, target, chosen, out, quiet, head, t0, extrapolate)
 
 # %% ../nbs/cli.ipynb #367050ba

@@ -11,6 +11,8 @@ import torch.nn as nn
 from .analyze.compressions import get_compression, compressions, as_compression
 from .core.select import select_modules
 from .plan.plan import check_budget, KEYS
+from .plan.targets import Target, plan_target, BUILTIN_TARGETS
+from .export.formats import check_destination
 from .analyze.budget_keys import per_layer_key
 
 # %% auto #0
@@ -243,3 +245,40 @@ def _check_args(model, compression, levels, target, input_shape, weights, out, o
         if not Path(weights).is_file(): raise ValueError(f"--weights={weights!r}: no such file")
     if Path(out).exists() and not Path(out).is_dir(): raise ValueError(f"--out={out!r} exists and is not a folder")
     return kind, what, comp, lv, target, shape, _check_device(device), parse_layer_types(layer_types), budget, keys
+
+# %% ../nbs/cli_args.ipynb #31bf0dc0
+def _check_runtime(target,   # --target as given: a percent (targets.json), or a runtime's name (with --budget)
+                   export,   # --export as given: a folder for the runtime's files (None: none)
+                   budget,   # --budget as given (None: one sweep)
+                  ) -> tuple:
+    "`(percent, runtime, export)`: `--target` as targets.json's percent or a runtime (a `Target`); `--export` checked."
+    pct, runtime = target, None
+    if isinstance(target, str):
+        try: pct = float(target)
+        except ValueError:
+            pct = None
+            try: runtime = plan_target(target)
+            except ValueError:
+                raise ValueError(f"--target={target!r} must be a percent (targets.json) or, with --budget, a runtime: "
+                                 f"{', '.join(BUILTIN_TARGETS)}") from None
+    if runtime is not None and budget is None:
+        raise ValueError(f"--target={target} plans for a runtime: it goes with --budget, e.g. --budget bytes=30 "
+                         f"--target {target}")
+    if export is None: return pct, runtime, None
+    if runtime is None: raise ValueError("--export goes with --budget and --target RUNTIME: it writes the plan there")
+    if type(runtime).export is Target.export:
+        raise ValueError(f"--export: {runtime.name} writes no files (it quantizes in process): apply the plan in "
+                         f"Python, plan.apply(model, backend={runtime.name!r})")
+    return pct, runtime, check_destination(export)
+
+def _runtime_kinds(runtime,  # the runtime (`_check_runtime`), or None
+                   budget,   # the parsed budget
+                   keys=(),  # the budget keys of your own
+                  ) -> list:
+    "The kinds a `--budget` plan sweeps: those the budget needs that `runtime` runs; none is an error."
+    kinds = budget_kinds(budget, keys)
+    if runtime is None: return kinds
+    ok = [k for k in kinds if runtime.refuse_kind(k) is None]
+    if not ok: raise ValueError(f"--target={runtime.name}: it runs {runtime.runs()}, none of the kinds the budget "
+                                f"needs ({', '.join(kinds)})")
+    return ok

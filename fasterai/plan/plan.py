@@ -24,6 +24,7 @@ from .options import PlanUnit, plan_kind, plan_kinds, plan_units
 from .inputs import check_sweeps, recorded_costs, counted_costs, plan_fields, metric_fn
 from .report import shown_metric, plan_table, summary_lines, plot_levels, plot_front
 from .search import repair_plan, refine_plan
+from .targets import plan_target, check_target_kinds, target_units, target_costs, quantize_planned
 
 # %% auto #0
 __all__ = ['Plan', 'plan_compression', 'Verification', 'pareto_front']
@@ -134,8 +135,12 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
                      cells:int=4096,              # the solver's grid: partial plans kept per unit
                      # budget keys of your own (`per_layer_key`: a latency table), beside params, MACs and bytes
                      keys=(),
+                     # the runtime to plan for: None (any option), 'compressed-tensors', 'llama.cpp', 'torchao'
+                     # (only what it runs, bytes as it stores them; `fasterai.export.formats`)
+                     target=None,
                     ) -> Plan:
     "The least predicted damage under `budget`, across every kind swept: a `Plan` to read, apply, verify and repair."
+    target = plan_target(target)
     check_flags(extrapolate=extrapolate, gains=gains, sparse_macs=sparse_macs)
     if model is not None: check_model(model)
     if isinstance(keys, (str, bytes)) or not (isinstance(keys, CostKey) or hasattr(keys, '__iter__')):
@@ -145,6 +150,7 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
     bad = [k for k in keys if not isinstance(k, CostKey) or k.saved is None]
     if bad: raise ValueError(f"keys={bad!r}: each must be a budget key made by per_layer_key (a table of your own)")
     sweeps, budget = check_sweeps(sweeps), check_budget(budget, KEYS + tuple(k.name for k in keys))
+    check_target_kinds(target, sweeps)
     if sparse_index not in SPARSE_INDEX:
         raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
     if model is not None and sample is None:
@@ -160,7 +166,9 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
                 'sparse_macs': sparse_macs}
     if model is None: costs = recorded_costs(sweeps, units)
     else: costs = counted_costs(sweeps, units, kinds, model, sample, scope)
+    units = target_units(target, sweeps, units, costs, settings)
     costs = costs.with_options(scope, [l for u in units for l in u.layers], sparse_index, sparse_macs).with_keys(*keys)
+    costs = target_costs(target, costs)
     s0 = sweeps[0]
     plan = Plan(units, np.zeros(len(units), dtype=int), budget, costs, kinds, s0.baseline_metric, s0.metric_name,
                 s0.higher_is_better, settings, sample=sample)
@@ -252,7 +260,8 @@ def from_json(cls:Plan,
     d = read_json(path, 'Plan')
     try:
         f = plan_fields(d)
-        p = cls(f['units'], f['choice'], check_budget(f['budget'], f['costs'].key_names), f['costs'], f['kinds'],
+        costs = target_costs(plan_target(f['settings'].get('target')), f['costs'])
+        p = cls(f['units'], f['choice'], check_budget(f['budget'], f['costs'].key_names), costs, f['kinds'],
                 f['baseline'],
                 f['metric_name'], f['higher_is_better'], f['settings'], f['repairs'])
         _check_loaded(p)                                    # the cost model answers, the budget holds
@@ -277,12 +286,33 @@ def apply(self:Plan,
           model:nn.Module,          # the model the sweeps measured, compressed in place
           sample=None,              # an example input (default: the plan's; a loaded plan has none): to trace pruning
           calibration_data=None,    # activation quantization: batches to calibrate on (default: sample)
-          criteria=None             # override the criteria the sweeps recorded (needed for one fasterai does not name)
+          criteria=None,            # override the criteria the sweeps recorded (needed for one fasterai does not name)
+          # None: float weights, rounded as planned; 'torchao': the runtime's own quantized tensors, in process
+          backend:str|None=None,
          ) -> nn.Module:
-    "Compress `model` in place as planned: prune, then sparsify, then quantize. Returns the model."
+    ("Compress `model` in place as planned: prune, then sparsify, then quantize (a plan made for a target: with the "
+     "target's schemes). Returns the model.")
+    if backend is not None:
+        try: runtime = plan_target(backend)
+        except ValueError: raise ValueError(f"backend={backend!r} is not allowed; allowed: None, 'torchao'") from None
+        return runtime.apply(self, model)
     check_model(model)
-    self._apply(model, sample, calibration_data, criteria)
+    if self.settings.get('target') is None: self._apply(model, sample, calibration_data, criteria)
+    else: quantize_planned(self, model)
     return model
+
+@patch
+def export(self:Plan,
+           model:nn.Module,  # the model the sweeps measured (left unchanged: a copy is compressed)
+           path,             # where to write: a directory that does not exist or is empty
+           **kwargs,         # the target's own options (see `fasterai.export`)
+          ):
+    "Write the plan, applied to a copy of `model`, in the format of the runtime it was made for (`target=`)."
+    target = plan_target(self.settings.get('target'))
+    if target is None:
+        raise ValueError("this plan has no target: make it with plan_compression(..., target=...), one of "
+                         "'compressed-tensors', 'llama.cpp', 'torchao'")
+    return target.export(self, model, path, **kwargs)
 
 @patch
 def scope_layers(self:Plan) -> list|None:

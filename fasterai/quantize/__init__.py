@@ -7,4 +7,5 @@ __all__ = []
 
 # %% ../../nbs/quantize/index.ipynb #65d721f4
 from .quantizer import Quantizer
-__all__ = ['Quantizer']
+from .scheme import QuantScheme, QTensor, quantize
+__all__ = ['Quantizer', 'QuantScheme', 'QTensor', 'quantize']

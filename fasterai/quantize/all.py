@@ -6,6 +6,7 @@
 __all__ = []
 
 # %% ../../nbs/quantize/all.ipynb #4e50f93a
-from fasterai.quantize import quantizer
+from fasterai.quantize import quantizer, scheme
 from fasterai.quantize.quantizer import *
-__all__ = [n for mod in (quantizer,) for n in mod.__all__]
+from fasterai.quantize.scheme import *
+__all__ = [n for mod in (quantizer, scheme) for n in mod.__all__]
