@@ -21,9 +21,9 @@ TOOLS = {'pip', 'setuptools', 'wheel'}      # upgraded separately in .ci/run, as
 SMOKE = {'torchvision', 'transformers'}     # what the low-torch venvs add to `requirements`: the smoke suite's models
 
 def declared() -> list[Requirement]:
-    "settings.ini's three requirement lists (--low: `requirements` and the smoke suite's): what this checkout declares."
+    "settings.ini's requirement lists (--low: `requirements` and the smoke suite's): what this checkout declares."
     cfg = ConfigParser(delimiters=['=']); cfg.read(root / 'settings.ini', encoding='utf-8')
-    lists = ('requirements', 'fastai_requirements', 'dev_requirements')
+    lists = ('requirements', 'fastai_requirements', 'export_requirements', 'dev_requirements')
     reqs = [(k, Requirement(r)) for k in lists for r in cfg['DEFAULT'].get(k, '').split()]
     return [r for k, r in reqs if not LOW or k == 'requirements' or r.name in SMOKE]
 
