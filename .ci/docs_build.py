@@ -33,7 +33,7 @@ What it adds to nbdev 2.4's processing:
   (private helpers and names without an entry).
 """
 from __future__ import annotations
-import copy, dataclasses, inspect, re, sys, textwrap
+import ast, copy, dataclasses, inspect, re, sys, textwrap
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
@@ -376,6 +376,20 @@ def install_processors():
             return procs[:i] + [snapshot_outputs, P.exec_show_docs, restore_outputs] + procs[i + 1:]
         def xtra_procs(self): return super().xtra_procs() + [make_relative_links(None)]
     S.FilterDefaults = DocsFilter
+    run_for_docs = P._do_eval
+    def do_eval(cell):
+        """nbdev's rule, except that of a hidden cell exporting nothing (a test and its setup) only the top-level imports
+        run to build the page (annotations shown by `show_doc` may need them; the test's code may need what no page runs)."""
+        d = cell.directives_
+        if cell.cell_type == 'code' and 'hide' in d and not d.keys() & {'export', 'exports', 'exporti', 'exec_doc'}:
+            try: body = ast.parse('\n'.join(l for l in cell.source.splitlines() if not l.startswith('#|'))).body
+            except SyntaxError: return None
+            imports = [ast.unparse(n) for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
+            if not imports: return None
+            cell.source = '\n'.join(imports)           # the cell itself is dropped from the page later (hidden)
+            return True
+        return run_for_docs(cell)
+    P._do_eval = do_eval
 
 # ---------------------------------------------------------------- links to anchors that exist
 _NAME_LINK = re.compile(r'\[`([^`\n]+)`\]\(([^)\s#]*)#([^)\s]+)\)')     # nbdev's link of a backticked name: [`x`](page.html#x)
