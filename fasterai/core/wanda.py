@@ -13,7 +13,7 @@ from .granularity import WeightUnit
 from .units import check_flag
 
 # %% auto #0
-__all__ = ['input_norms', 'Wanda']
+__all__ = ['input_norms', 'wanda_scores', 'Wanda']
 
 # %% ../../nbs/core/wanda.ipynb #081a0493
 def _hooked(name:str, layer) -> tuple:
@@ -61,6 +61,16 @@ def _per_output(s:torch.Tensor, layer) -> torch.Tensor:
     flat = rows.reshape(rows.shape[0], -1)
     ranks = flat.argsort(dim=1, stable=True).argsort(dim=1, stable=True).float() / max(flat.shape[1] - 1, 1)
     return ranks.view(rows.shape).movedim(0, out_axis)
+
+# %% ../../nbs/core/wanda.ipynb #58a1f7e1
+def wanda_scores(w:torch.Tensor,         # the weight of `layer` (or a copy)
+                 layer,                  # the layer or `WeightUnit` (its type says where the input channels are)
+                 norms:torch.Tensor,     # its input channels' norms, as `input_norms` gives them
+                 per_output:bool=True,   # rank within each output (the paper's comparison group)
+                ) -> torch.Tensor:
+    "Wanda's per-weight score |W|·‖X‖ (or its rank within each output with `per_output`); higher = keep."
+    s = w.abs() * _weight_view(layer, norms.to(w.device), w)
+    return _per_output(s, layer) if per_output else s
 
 # %% ../../nbs/core/wanda.ipynb #61b4ec07
 def _wanda(w, x_norm): return w.abs() * x_norm
@@ -118,9 +128,9 @@ class Wanda(Criteria):
     def raw_scores(self, w:torch.Tensor, layer) -> torch.Tensor:
         "|W|·‖X‖ of every weight of `layer` (`w`: its weight, or a copy), before any ranking."
         if layer is None: raise ValueError("criteria 'wanda' scores a weight by its layer's inputs: pass layer=")
-        return self.f(w, _weight_view(layer, self.norms(layer).to(w.device), w))
+        return wanda_scores(w, layer, self.norms(layer), per_output=False)
 
     def weight_scores(self, w:torch.Tensor, w_init=None, grad=None, layer=None) -> torch.Tensor:
         "Per-weight scores: |W|·‖X‖, or its rank within each output with `per_output`."
-        s = self.raw_scores(w, layer)
-        return _per_output(s, layer) if self.per_output else s
+        if layer is None: raise ValueError("criteria 'wanda' scores a weight by its layer's inputs: pass layer=")
+        return wanda_scores(w, layer, self.norms(layer), self.per_output)
