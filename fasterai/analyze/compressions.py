@@ -21,7 +21,7 @@ from .kinds import (first_item, LevelUnit, PERCENT, BITS, Option, Unit, Analysis
                                     describe_kinds)
 from ..quantize.quantizer import (fake_quantize, fake_quantize_affine, out_channel_axis, calibrate_ranges,
                                         calibration_batches, off_grid_steps, float32_layer, HALF_WRITE_STEPS,
-                                        _quantize_output, Quantizer)
+                                        weight_read_by_parent, _quantize_output, Quantizer)
 
 _all_ = ['first_item', 'LevelUnit', 'PERCENT', 'BITS', 'Option', 'Unit', 'AnalysisSetup', 'compressions',
          'register_compression', 'get_compression', 'option_names', 'Compression', 'as_compression', 'describe_kinds']
@@ -177,7 +177,7 @@ class QuantizationCompression(_WeightEdit):
         fine = [l for l in levels if off_grid_steps(m.weight.dtype, l) > RESOLVED_STEPS]
         if not fine: return None
         name = str(m.weight.dtype).replace('torch.', '')
-        how = ("was written back off the grid (its parent module uses it directly)" if isinstance(m, WeightUnit)
+        how = ("was written back off the grid (its parent module uses it directly)" if self._written_back(unit.names[0])
                else "ran in float32 with it, as an integer kernel computes")
         return (f"at {', '.join(f'{l:g}' for l in fine)} bits the integer grid is finer than {name} holds; the "
                 f"layer {how}, but the rest of the {name} model rounds so small a change, and the delta measures that "
@@ -215,7 +215,7 @@ class QuantizationCompression(_WeightEdit):
         w = self._original(name)
         axis = out_channel_axis(m) if self.options['quant_per_channel'] else None
         with torch.no_grad():
-            if off_grid_steps(w.dtype, level) == 0 or isinstance(m, WeightUnit):
+            if off_grid_steps(w.dtype, level) == 0 or self._written_back(name):
                 # its parent uses it directly
                 if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)
                 self._edited = (m, name)
@@ -236,9 +236,13 @@ class QuantizationCompression(_WeightEdit):
             self._float32 = None
         super().undo()
 
+    def _written_back(self, name) -> bool:
+        "Whether layer `name` is written back even off the grid: its parent uses its weight directly."
+        return isinstance(self.setup.layers[name], WeightUnit) or weight_read_by_parent(self.setup.model, name)
+
     def _warn_off_grid(self):
         if self._off_grid:
-            warnings.warn(f"half precision cannot hold the integer grid of weight parameters "
+            warnings.warn(f"half precision cannot hold the integer grid of the weights of "
                           f"{sorted(self._off_grid)[:5]} at the widths measured: their parent module uses them "
                           f"directly, so they were measured written back off the grid (by up to a third of a step), "
                           f"not in float32 as the layers are", UserWarning)

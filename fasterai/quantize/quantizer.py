@@ -18,7 +18,7 @@ from ..core.units import check_bits, check_flags, check_flag
 
 # %% auto #0
 __all__ = ['HALF_WRITE_STEPS', 'fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'off_grid_steps', 'float32_layer',
-           'calibrate_ranges', 'Quantizer']
+           'weight_read_by_parent', 'calibrate_ranges', 'Quantizer']
 
 # %% ../../nbs/quantize/quantizer.ipynb #85212066
 def fake_quantize(w:torch.Tensor,              # the weights
@@ -88,21 +88,36 @@ def _cast_floats(x, dtype:torch.dtype):
     return map_tensors(lambda t: t.to(dtype) if t.is_floating_point() else t, x)
 
 def float32_layer(module:nn.Module,      # a layer with a `weight` (and maybe a `bias`), in a half dtype
-                  weight:torch.Tensor,   # its weight for now, in float32 (e.g. on a grid its dtype cannot hold)
+                  weight:torch.Tensor,   # its weight for the forward, in float32 (e.g. on a grid its dtype cannot hold)
                  ):
-    """Run `module` in float32 with `weight` (inputs cast to float32, output back to its dtype); returns `undo()`,
-    which puts its parameters back."""
-    dtype = module.weight.dtype
-    saved = {k: module._parameters[k] for k in ('weight', 'bias') if module._parameters.get(k) is not None}
-    module._parameters['weight'] = nn.Parameter(weight.detach().float(), requires_grad=False)
-    if 'bias' in saved: module._parameters['bias'] = nn.Parameter(saved['bias'].detach().float(), requires_grad=False)
-    def to_float32(m, args, kwargs): return _cast_floats(args, torch.float32), _cast_floats(kwargs, torch.float32)
-    hooks = [module.register_forward_pre_hook(to_float32, with_kwargs=True),
-             module.register_forward_hook(lambda m, args, out: _cast_floats(out, dtype))]
+    """Run `module`'s forward in float32 with `weight` (inputs cast to float32, output back to its dtype); between
+    calls its parameters stay what they are, in their dtype. Returns `undo()`, which removes the hooks."""
+    dtype, params = module.weight.dtype, module._parameters
+    run = {'weight': nn.Parameter(weight.detach().float(), requires_grad=False)}
+    if params.get('bias') is not None: run['bias'] = nn.Parameter(params['bias'].detach().float(), requires_grad=False)
+    own = {}
+    def enter(m, args, kwargs):
+        own.update((k, params[k]) for k in run)
+        params.update(run)
+        return _cast_floats(args, torch.float32), _cast_floats(kwargs, torch.float32)
+    def leave(m, args, out):                   # also when the forward raises
+        params.update(own)
+        own.clear()
+        return _cast_floats(out, dtype)
+    hooks = [module.register_forward_pre_hook(enter, with_kwargs=True),
+             module.register_forward_hook(leave, always_call=True)]
     def undo():
         for h in hooks: h.remove()
-        module._parameters.update(saved)
+        params.update(own)
     return undo
+
+def weight_read_by_parent(model:nn.Module,  # the model
+                          name:str,         # a layer's name in it
+                         ) -> bool:
+    """Whether the parent of layer `name` multiplies its weight without calling it (`nn.MultiheadAttention`'s
+    `out_proj`): hooks on the layer never run, so it cannot run apart in float32."""
+    parent, _, child = name.rpartition('.')
+    return child == 'out_proj' and isinstance(model.get_submodule(parent), nn.MultiheadAttention)
 
 # %% ../../nbs/quantize/quantizer.ipynb #898bba62
 @torch.no_grad()
@@ -205,9 +220,12 @@ def _quantize(self:Quantizer, name:str, bits:int):
     if undo is not None: undo()                               # back to its own weight before another width
     if name not in self._orig: self._orig[name] = m.weight.detach().clone()
     axis = out_channel_axis(m) if self.per_channel else None
-    if off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or isinstance(m, WeightUnit):
+    if off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or _written_back(self.model, name, m):
         fake_quantize(self._orig[name], bits, axis, out=m.weight.detach())
-    else: self._float32[name] = float32_layer(m, fake_quantize(self._orig[name], bits, axis, dtype=torch.float32))
+    else:           # the forward runs in float32 on the grid; the parameter keeps the model's dtype (the grid rounded)
+        grid = fake_quantize(self._orig[name], bits, axis, dtype=torch.float32)
+        m.weight.copy_(grid)
+        self._float32[name] = float32_layer(m, grid)
     self.bits[name] = bits
     if self.activations:
         old = self._hooks.pop(name, None)
@@ -215,22 +233,26 @@ def _quantize(self:Quantizer, name:str, bits:int):
         lo, hi = self.ranges[name]
         self._hooks[name] = _output_module(m).register_forward_hook(partial(_quantize_output, lo=lo, hi=hi, bits=bits))
 
-def _say_half(layers:dict, targets:dict):
-    """Say once which half-precision units cannot hold their grid: run in float32, or (a weight parameter) written
-    off the grid."""
+def _written_back(model, name, m) -> bool:
+    "Whether unit `name` is written back even off the grid: its parent uses its weight directly."
+    return isinstance(m, WeightUnit) or weight_read_by_parent(model, name)
+
+def _say_half(model, layers:dict, targets:dict):
+    """Say once which half-precision units cannot hold their grid: run in float32, or (a weight its parent uses
+    directly) written off the grid."""
     off = {n: b for n, b in targets.items() if off_grid_steps(layers[n].weight.dtype, b) > HALF_WRITE_STEPS}
     if not off: return
-    f32 = [n for n in off if not isinstance(layers[n], WeightUnit)]
-    rounded = [n for n in off if isinstance(layers[n], WeightUnit)]
+    rounded = [n for n in off if _written_back(model, n, layers[n])]
+    f32 = [n for n in off if n not in rounded]
     dtype = str(layers[next(iter(off))].weight.dtype).replace('torch.', '')
     msg = f"{dtype} cannot hold the integer grid of {len(off)} unit(s) at these widths"
     if f32:
-        msg += (f"; they run in float32 with their grid weights, as an integer kernel computes: "
-                f"{f32[:5]}{' ...' if len(f32) > 5 else ''}")
+        msg += (f"; they run in float32 with their grid weights, as an integer kernel computes (their parameters "
+                f"keep {dtype}, holding the grid rounded): {f32[:5]}{' ...' if len(f32) > 5 else ''}")
     worst = max(off_grid_steps(layers[n].weight.dtype, b) for n, b in off.items())
     if rounded:
-        msg += (f"; weight parameters {rounded[:5]} are written back in {dtype}, off the grid by up to {worst:.2f} "
-                f"of a step (their parent module uses them directly)")
+        msg += (f"; {rounded[:5]} are written back in {dtype}, off the grid by up to {worst:.2f} of a step (their "
+                f"parent module uses their weights directly)")
     warnings.warn(msg, UserWarning, stacklevel=3)
 
 @patch
@@ -241,7 +263,7 @@ def quantize_model(self:Quantizer,
     model."""
     targets = self.check_bits(bits)
     if self.activations and self.ranges is None: self.ranges = self._calibrate()
-    _say_half(self.layers, targets)                # before: units run in float32 read float32 weights after
+    _say_half(self.model, self.layers, targets)                # before: units run in float32 read float32 weights after
     for n, b in targets.items(): self._quantize(n, b)
     return self.model
 
