@@ -24,6 +24,7 @@ from .options import PlanUnit, plan_kind, plan_kinds, plan_units
 from .inputs import check_sweeps, recorded_costs, counted_costs, plan_fields, metric_fn
 from .report import shown_metric, plan_table, summary_lines, plot_levels, plot_front
 from .search import repair_plan, refine_plan
+from .apply import apply_plan
 
 # %% auto #0
 __all__ = ['Plan', 'plan_compression', 'Verification', 'pareto_front']
@@ -249,27 +250,25 @@ def from_json(cls:Plan,
 # %% ../../nbs/plan/plan.ipynb #bac0b7bf
 @patch
 def _apply(self:Plan, model:nn.Module, sample=None, calibration_data=None, criteria=None) -> Quantizer|None:
-    "Apply every kind in order; the Quantizer used, if any."
-    sample = self.sample if sample is None else first_item(sample)
-    q = None
-    for k in sorted(self.kinds, key=lambda k: plan_kinds[k].order):
-        t = self.targets(k)
-        if not t: continue
-        tool = plan_kinds[k].apply(model, t, self.kinds[k], sample, calibration_data, criteria)
-        if plan_kinds[k].stores_bits: q = tool
-    return q
+    "Apply the plan with `apply_plan` (its record kept on `last_record`); the Quantizer used, if any."
+    self.last_record = apply_plan(self, model, calibration_data, sample, criteria)
+    return self.last_record.quantizer
 
 @patch
 def apply(self:Plan,
           model:nn.Module,          # the model the sweeps measured, compressed in place
           sample=None,              # an example input (default: the plan's; a loaded plan has none): to trace pruning
           calibration_data=None,    # activation quantization: batches to calibrate on (default: sample)
-          criteria=None             # override the criteria the sweeps recorded (needed for one fasterai does not name)
-         ) -> nn.Module:
-    "Compress `model` in place as planned: prune, then sparsify, then quantize. Returns the model."
+          criteria=None,            # override the criteria the sweeps recorded (needed for one fasterai does not name)
+          return_record:bool=False, # return the \`ApplyRecord\` (what was done per layer) instead of the model
+         ):
+    ("Compress \`model\` in place as planned: prune, then per layer in forward order sparsify and quantize (each "
+     "layer's inputs read from the model compressed so far, for the methods that read them). Returns the model, or "
+     "the record; the record is also kept on \`plan.last_record\`.")
     check_model(model)
+    check_flag('return_record', return_record)
     self._apply(model, sample, calibration_data, criteria)
-    return model
+    return self.last_record if return_record else model
 
 @patch
 def scope_layers(self:Plan) -> list|None:

@@ -182,6 +182,7 @@ class Quantizer:
         for n, m in self.layers.items(): scheme.check(m.weight.shape, out_channel_axis(m), f"unit {n!r}")
         self.qtensors = {}                            # unit name -> QTensor: codes, scales, zero points it holds now
         self.fallback = {}                            # unit name -> why it was rounded to nearest, not by `method`
+        self._fixed = {}                              # unit name -> QTensor given by `load_qtensors` (reused)
         self.bits = {}                                # unit name -> bits it holds now (the fqn -> bits map)
         self.ranges = None                            # unit name -> (min, max) of its output (activations)
         # saved weights; activation hooks; undo() of units run in float32
@@ -248,7 +249,16 @@ def _quantize(self:Quantizer, name:str, bits:int, prepared=None):
     undo = self._float32.pop(name, None)
     if undo is not None: undo()                               # back to its own weight before another width
     if name not in self._orig: self._orig[name] = m.weight.detach().clone()
-    qt = self.qtensors[name] = self._qtensor(name, bits, prepared)
+    fixed = self._fixed.get(name)
+    qt = fixed if fixed is not None and fixed.scheme.bits == bits else self._qtensor(name, bits, prepared)
+    self._write(name, qt)
+
+@patch
+@torch.no_grad()
+def _write(self:Quantizer, name:str, qt:QTensor):
+    "Put unit `name`'s weight on the grid `qt` stands for (in float32 where its half dtype cannot hold it)."
+    m, bits = self.layers[name], qt.scheme.bits
+    self.qtensors[name] = qt
     grid = qt.dequantize(torch.float32)
     if off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or _written_back(self.model, name, m):
         m.weight.copy_(grid)
@@ -300,11 +310,33 @@ def quantize_model(self:Quantizer,
     cal, stat = Calibration(self.model, self.layers, self.calibration_data), self.method.needs[0]
     self._say_fallback(cal, stat, targets)
     for n in [n for n in self.layers if n in targets]:
-        if n in self.fallback:
+        fixed = self._fixed.get(n)
+        if n in self.fallback or fixed is not None and fixed.scheme.bits == targets[n]:
             self._quantize(n, targets[n])
             continue
         st = cal.collect([n], stat, stop_early=True)[n]
         self._quantize(n, targets[n], self.method.prepare(st, self.layers[n]))
+    return self.model
+
+@patch
+@torch.no_grad()
+def load_qtensors(self:Quantizer,
+                  qtensors:dict,   # unit name -> `QTensor` computed elsewhere (e.g. SparseGPT and GPTQ in one pass)
+                 ) -> nn.Module:
+    ("Quantize units to the codes given (a plan's joint sparsity and quantization): kept, written as `quantize_model` "
+     "writes, reused when `quantize_model` asks for the same width again (after `restore`).")
+    unknown = [k for k in qtensors if k not in self.layers]
+    if unknown: raise ValueError(f"qtensors names {unknown}, which are not units of this Quantizer")
+    bad = [k for k, qt in qtensors.items()
+           if not isinstance(qt, QTensor) or tuple(qt.shape) != tuple(self.layers[k].weight.shape)]
+    if bad: raise ValueError(f"qtensors of {bad} are not QTensors of their unit's weight shape")
+    if self.activations and self.ranges is None: self.ranges = self._calibrate()
+    for n, qt in qtensors.items():
+        undo = self._float32.pop(n, None)
+        if undo is not None: undo()
+        if n not in self._orig: self._orig[n] = self.layers[n].weight.detach().clone()
+        self._fixed[n] = qt
+        self._write(n, qt)
     return self.model
 
 @patch
