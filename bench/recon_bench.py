@@ -36,8 +36,7 @@ def compressed(model, layers, kind, level, calib, **kw):
 
 SPARSE = {'magnitude': dict(method='magnitude'), 'wanda': dict(method='wanda'), 'sparsegpt': dict(method='sparsegpt')}
 QUANT = {'rtn sym (before)': dict(method='rtn', symmetric=True), 'rtn': dict(method='rtn'),
-         'gptq': dict(method='gptq'), 'rtn g32': dict(method='rtn', group_size=32),
-         'gptq g32': dict(method='gptq', group_size=32)}
+         'gptq': dict(method='gptq')}
 
 
 def lm_rows(seeds, size):
@@ -56,7 +55,7 @@ def lm_rows(seeds, size):
                 x = lm_nll(compressed(model, layers, 'sparsity', level, calib, **kw), data.test) - dense
                 res.setdefault((f"{level}%", name), []).append(x)
                 print(f"  seed {seed} sparsity {level}% {name:>10}: excess nll {x:+.4f}", flush=True)
-        for bits in (4, 3, 2):
+        for bits in (4, 3):
             for name, kw in QUANT.items():
                 x = lm_nll(compressed(model, layers, 'quantization', bits, calib, **kw), data.test) - dense
                 res.setdefault((f"{bits} bits", name), []).append(x)
@@ -83,7 +82,7 @@ def resnet_rows(seeds):
             out = {n: rel(compressed(model, layers, 'sparsity', level, calib, **kw)) for n, kw in SPARSE.items()}
             print(f"ResNet-18 seed {seed} sparsity {level}%: relative logit error " +
                   ', '.join(f"{n} {v:.4f}" for n, v in out.items()), flush=True)
-        out = {n: rel(compressed(model, layers, 'quantization', 3, calib, **kw)) for n, kw in list(QUANT.items())[:3]}
+        out = {n: rel(compressed(model, layers, 'quantization', 3, calib, **kw)) for n, kw in QUANT.items()}
         print(f"ResNet-18 seed {seed} 3 bits: relative logit error " + ', '.join(f"{n} {v:.4f}" for n, v in out.items()),
               flush=True)
 
@@ -134,6 +133,6 @@ if __name__ == '__main__':
     torch.set_num_threads(1)
     print(f"machine: {cpu_model()}, {platform.python_version()}, torch {torch.__version__}, load {load()}", flush=True)
     rows, seeds = a.rows.split(','), [int(s) for s in a.seeds.split(',')]
-    if 'resnet' in rows: resnet_rows(seeds)
     if 'lm' in rows: lm_rows(seeds, a.size)
     if 'cost' in rows: cost_rows(a.size)
+    if 'resnet' in rows: resnet_rows(seeds)

@@ -69,6 +69,7 @@ def wanda_scores(w:torch.Tensor,         # the weight of `layer` (or a copy)
                  per_output:bool=True,   # rank within each output (the paper's comparison group)
                 ) -> torch.Tensor:
     "Wanda's per-weight score |W|·‖X‖ (or its rank within each output with `per_output`); higher = keep."
+    check_flag('per_output', per_output)
     s = w.abs() * _weight_view(layer, norms.to(w.device), w)
     return _per_output(s, layer) if per_output else s
 
