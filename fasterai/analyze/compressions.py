@@ -18,6 +18,10 @@ from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier
 from ..core.inputs import run_model, input_shape, to_device, tensors_of
 from ..core.offload import (StoredEdits, weight_offloaded, weight_slot, stored_value, writable,
                                    execution_device, check_not_offloaded, is_offloaded, layer_by_layer)
+from ..core.calibration import Calibration
+from ..sparse.methods import SPARSITY_METHODS, sparsity_method, check_granularity
+from ..quantize.methods import QUANT_METHODS, quant_method
+from ..quantize.scheme import QuantScheme, quantize
 from .kinds import (first_item, LevelUnit, PERCENT, BITS, Option, Unit, AnalysisSetup, compressions,
                                     register_compression, get_compression, option_names, Compression, as_compression,
                                     describe_kinds)
@@ -76,6 +80,43 @@ class _WeightEdit(Compression):
         "Where layer `m`'s new weight is written: its own weight, or a replacement of an offloaded one until `undo`."
         return writable(*weight_slot(m), self._stored)
 
+    def _method_prepare(self):
+        ("With a method that reads calibration inputs: the calibration (lazy, within its memory bound), its first pass "
+         "run now, so that calibration data the model cannot take fails before any measurement.")
+        self._prep, self._cal = (None, None), None
+        if getattr(self, 'method', None) is None: self._check_method(self._make_method())
+        if not self.method.needs: return
+        s = self.setup
+        self._cal = Calibration(s.model, s.layers, s.calibration_data)
+        self.stack.callback(self._forget_method)
+        first = next((u.names[0] for u in self._method_units() if u.prunable is not False), None)
+        if first is not None: self._cal.get(first, self.method.needs[0])
+
+    def _forget_method(self): self._prep, self._cal = (None, None), None
+
+    def _check_method(self, method):
+        "The method object of the option, and calibration data when it reads activations (before any work)."
+        self.method = method
+        if method.needs and self.setup.calibration_data is None:
+            raise ValueError(f"method={method.name!r} reads each layer's inputs: pass calibration_data=... (batches of "
+                             f"model inputs) to the SensitivityAnalyzer")
+
+    def _method_units(self) -> list[Unit]:
+        "One unit per layer; a layer whose inputs the method cannot read is left out, with the reason."
+        if not self.method.needs: return [Unit([n]) for n in self.setup.layers]
+        why = {n: self._cal.reason(n, self.method.needs[0]) for n in self.setup.layers}
+        return [Unit([n]) if why[n] is None else Unit([n], None, None, False, f"method {self.method.name!r}: {why[n]}")
+                for n in self.setup.layers]
+
+    def _prepared(self, name:str):
+        ("What the method reuses across the levels of layer `name` (its Hessian's factor): computed once, the "
+         "calibration statistics then let go.")
+        if self._prep[0] != name:
+            st = self._cal.get(name, self.method.needs[0]) if self.method.needs else None
+            self._prep = (name, self.method.prepare(st, self.setup.layers[name]))
+            if self._cal is not None: self._cal.release(name)
+        return self._prep[1]
+
     def undo(self):
         if self._edited is None: return
         m, name = self._edited
@@ -91,7 +132,10 @@ class SparsityCompression(_WeightEdit):
     "Zero the lowest-scoring `level`% of one layer's weight groups, as `Sparsifier.sparsify_layer` does."
     name, unit, reduces = 'sparsity', PERCENT, ('params', 'bytes')   # zeros: fewer nonzero weights, as many MACs
     options = (Option('granularity', 'weight', "which weights are zeroed together: 'weight', 'kernel', 'filter', ... "
-                                               "(fasterai.core.granularity)"),)
+                                               "(fasterai.core.granularity)"),
+               Option('method', 'magnitude', "how a layer is sparsified: 'magnitude' (the criteria), 'wanda', "
+                      "'sparsegpt' (these two read calibration_data)", tuple(SPARSITY_METHODS), estimable=False,
+                      quiet=True))
     default_levels, default_target = (50, 70, 80, 90, 95, 99), 80
     sweep_levels = (25, 50, 75)              # `sweep()` given no levels, as in fasterai 0.3
     targets_hint = "targets = json.load(open('{path}')); Sparsifier(model).sparsify_model(targets)"
@@ -101,7 +145,9 @@ class SparsityCompression(_WeightEdit):
     plan_order = 1                           # a plan sparsifies after pruning, before quantizing
     def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
         def sparsify(targets):
-            sp = Sparsifier(model, self.options['granularity'], criteria=criteria or large_final, layers=list(targets))
+            sp = Sparsifier(model, self.options['granularity'], criteria=criteria or large_final,
+                            layers=list(targets), method=self.all_options()['method'],
+                            calibration_data=calibration_data)
             try: sp.sparsify_model(targets)
             finally: sp.remove()             # the zeros stay; the masks and the optimizer hook go
             return sp
@@ -116,6 +162,8 @@ class SparsityCompression(_WeightEdit):
                 raise ValueError(f"layer {n!r}: {e}; pass layers=[...] to analyse only layer types that define "
                                  f"it") from None
         _check_grads(s)
+        self._check_method(self._make_method())
+        check_granularity(self.method, g)
 
     def prepare(self):
         super().prepare()
@@ -125,6 +173,10 @@ class SparsityCompression(_WeightEdit):
         # Wanda: one calibration pass, before any layer changes
         self.setup.criteria.bind(self.setup.model, self.setup.layers)
         self.stack.callback(self._forget_scores)
+        self._method_prepare()
+
+    def units(self) -> list[Unit]: return self._method_units()
+    def _make_method(self): return sparsity_method(self.all_options()['method'])
 
     def _forget_scores(self): self._scores, self._scratch = (None, None), None
 
@@ -138,6 +190,11 @@ class SparsityCompression(_WeightEdit):
     def apply(self, unit:Unit, level) -> dict:
         name = unit.names[0]
         m = self.setup.layers[name]
+        if self.method.needs:                # Wanda, SparseGPT: the method object, as the Sparsifier applies it
+            r = self.method(self._original(name), level, self._prepared(name), m, out_channel_axis(m))
+            self._edited = (m, name)
+            with torch.no_grad(): self._target(m).copy_(r.weight)
+            return {'touched': [name]}
         scores = self._layer_scores(name, m)
         keep = layer_mask(m.weight, scores, level, scratch=self._scratch)
         self._edited = (m, name)
@@ -165,24 +222,31 @@ RESOLVED_STEPS = 1 / 8
 
 @register_compression
 class QuantizationCompression(_WeightEdit):
-    ("Fake-quantize one layer's weights to `level` bits (symmetric), and with `quant_activations` its output "
-     "(asymmetric).")
+    ("Fake-quantize one layer's weights to `level` bits (a `QuantScheme`, by a method), and with `quant_activations` "
+     "its output (asymmetric).")
     name, unit, uses_criteria, reduces = 'quantization', BITS, False, ('bytes',)
     options = (Option('quant_per_channel', True, "one weight scale per output channel (else one for the tensor)"),
                Option('quant_activations', False,
                       "also fake-quantize each layer's output (asymmetric, per tensor, calibrated once)",
-                      estimable=False))
+                      estimable=False),
+               Option('method', 'rtn', "how a layer is quantized: 'rtn' (round to nearest) or 'gptq' (reads "
+                      "calibration_data)", tuple(QUANT_METHODS), estimable=False, quiet=True),
+               Option('group_size', None, "None: one scale per output channel; else one per group of this many "
+                      "inputs (32, 64, 128)", quiet=True),
+               Option('symmetric', False, "a zero point of 0 (True) or one per scale (False: the default for weights)"))
     default_levels = (8, 6, 4, 3, 2)
 
     def selection(self, unit, level): return Selection(bits={n: level for n in unit.names})
     plan_order = 2                           # a plan quantizes last
     def apply_targets(self, model, targets, sample=None, calibration_data=None, criteria=None):
-        acts = self.options['quant_activations']
+        o = self.all_options()
+        acts = o['quant_activations']
         cal = calibration_data if calibration_data is not None else sample
         if acts and cal is None:
             raise ValueError("this plan quantizes activations: pass calibration_data= (or sample=) to calibrate them")
-        q = Quantizer(model, self.options['quant_per_channel'], acts, calibration_data=cal if acts else None,
-                      layers=list(targets))
+        reads = acts or QUANT_METHODS[o['method']].needs
+        q = Quantizer(model, o['quant_per_channel'], acts, calibration_data=cal if reads else None,
+                      layers=list(targets), method=o['method'], group_size=o['group_size'], symmetric=o['symmetric'])
         q.quantize_model(targets)
         return q
 
@@ -207,8 +271,20 @@ class QuantizationCompression(_WeightEdit):
             d['calibration'] = 'sample' if self.setup.calibration_data is None else 'calibration_data'
         return d
 
+    def validate(self):
+        o = self.all_options()
+        self._check_method(self._make_method())
+        scheme = QuantScheme(8, o['group_size'], o['symmetric'])
+        if not o['quant_per_channel'] and (o['group_size'] is not None or self.method.needs):
+            raise ValueError(f"quant_per_channel=False (one scale per tensor) goes with method='rtn' and "
+                             f"group_size=None, not method={o['method']!r}, group_size={o['group_size']!r}")
+        for n, m in self.setup.layers.items(): scheme.check(m.weight.shape, out_channel_axis(m), f"layer {n!r}")
+
+    def _make_method(self): return quant_method(self.all_options()['method'])
+
     def prepare(self):
         super().prepare()
+        self._method_prepare()
         self._hook, self._float32, self.ranges, self._off_grid = None, None, {}, set()
         s = self.setup
         if self.options['quant_activations']:
@@ -219,26 +295,35 @@ class QuantizationCompression(_WeightEdit):
 
     def units(self) -> list[Unit]:
         "One unit per layer; with `quant_activations`, a layer whose output no hook sees is left out, with the reason."
-        if not self.options['quant_activations']: return super().units()
+        units = self._method_units()
+        if not self.options['quant_activations']: return units
         why = ("its output is not seen as a tensor in the forward (its parent uses its weight directly, as "
                "nn.MultiheadAttention does with out_proj and in_proj_weight, an RNN with its weights, or it returns a "
                "tuple): its activations cannot be quantized")
-        return [Unit([n]) if n in self.ranges else Unit([n], None, None, False, why) for n in self.setup.layers]
+        return [u if u.prunable is False or u.names[0] in self.ranges else Unit(u.names, None, None, False, why)
+                for u in units]
+
+    def _grid(self, name:str, m, w:torch.Tensor, level:int) -> torch.Tensor:
+        "Layer `name`'s original weight `w` on the grid of `level` bits (float32), by the method: what is applied."
+        o = self.all_options()
+        scheme = QuantScheme(level, o['group_size'], o['symmetric'])
+        if not o['quant_per_channel']: return quantize(w.reshape(1, -1), scheme).dequantize(torch.float32).view_as(w)
+        return self.method(w, scheme, self._prepared(name), out_channel_axis(m)).dequantize(torch.float32)
 
     def apply(self, unit:Unit, level) -> dict:
         name = unit.names[0]
         m = self.setup.layers[name]
         w = self._original(name)
-        axis = out_channel_axis(m) if self.options['quant_per_channel'] else None
+        grid = self._grid(name, m, w, level)
         with torch.no_grad():
             # offloaded: accelerate casts a stored value to the layer's dtype, so it cannot run in float32
             if off_grid_steps(w.dtype, level) == 0 or self._written_back(name) or weight_offloaded(m):
                 # its parent uses it directly
                 if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)
                 self._edited = (m, name)
-                fake_quantize(w, level, axis, out=self._target(m))
+                self._target(m).copy_(grid)
             # half: as in float32
-            else: self._float32 = float32_layer(m, fake_quantize(w, level, axis, dtype=torch.float32))
+            else: self._float32 = float32_layer(m, grid)
         if self.options['quant_activations']:
             lo, hi = self.ranges[name]
             out = m.output_module if isinstance(m, WeightUnit) else m      # HF Conv1D: its module gives the output

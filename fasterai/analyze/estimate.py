@@ -263,8 +263,8 @@ def _chain(first, rest):
 
 def _check_estimable(cfg):
     "Refuse the options of the kind whose effect the estimate cannot see (it reads only the change of the weights)."
-    blind = [f"{o.name}={cfg.options[o.name]!r}" for o in type(cfg).options
-             if not o.estimable and cfg.options[o.name] != o.default]
+    opts = cfg.all_options()
+    blind = [f"{o.name}={opts[o.name]!r}" for o in type(cfg).options if not o.estimable and opts[o.name] != o.default]
     if blind: raise ValueError(f"{', '.join(blind)}: the estimate reads only the change of the weights and cannot see "
                                "its effect; measure it with SensitivityAnalyzer")
 

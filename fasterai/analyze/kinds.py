@@ -14,7 +14,7 @@ import torch.nn as nn
 from .costs import Selection
 from ..core.criteria import Criteria, large_final
 from ..core.model import ModelGuard
-from ..core.units import check_percent, check_bits, check_flag
+from ..core.units import check_percent, check_bits, check_flag, check_flags
 
 # %% auto #0
 __all__ = ['PERCENT', 'BITS', 'compressions', 'first_item', 'LevelUnit', 'Option', 'Unit', 'AnalysisSetup',
@@ -56,8 +56,11 @@ class Option:
     doc:str                    # one line, for the docs and the command line's help
     choices:tuple|None=None    # the allowed values (None: any value of the default's type)
     estimable:bool=True        # False: the one-pass estimate cannot see its effect (`fasterai.analyze.estimate`)
+    # True: left out of a kind's options (and so of results' settings) while at its default, so that results and
+    # checkpoints written before the option existed still match
+    quiet:bool=False
 
-    def __post_init__(self): check_flag('estimable', self.estimable)
+    def __post_init__(self): check_flags(estimable=self.estimable, quiet=self.quiet)
 
     def check(self, value, kind:str=''):
         "`value` if this option accepts it, else a ValueError naming the option, the value and what is allowed."
@@ -224,7 +227,8 @@ class Compression:
                 raise ValueError(f"{k}={v!r} does not apply to compression={cls.name!r} (its options: "
                                  f"{list(own) or 'none'})")
         # a default is copied: a list option of one configuration is not another's
-        return {n: options[n] if n in options else copy.deepcopy(o.default) for n, o in own.items()}
+        out = {n: options[n] if n in options else copy.deepcopy(o.default) for n, o in own.items()}
+        return {n: v for n, v in out.items() if not (own[n].quiet and _same(v, own[n].default))}
 
     @classmethod
     def check_level(cls, level, name:str='level'):
@@ -250,6 +254,10 @@ class Compression:
     def invert_axis(cls) -> bool:
         "Whether a plot's level axis runs backwards, so that compression grows to the right (fewer bits)."
         return cls.unit.descending
+
+    def all_options(self) -> dict:
+        "Every option's value, the quiet ones (left out of `options` at their default) included."
+        return {**{o.name: o.default for o in type(self).options}, **self.options}
 
     def settings(self) -> dict:
         "What shaped the measurement, for the result's `settings` and a checkpoint's fingerprint."

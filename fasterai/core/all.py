@@ -7,7 +7,7 @@ __all__ = []
 
 # %% ../../nbs/core/all.ipynb #742c82e3
 from fasterai.core import (granularity, criteria, schedule, units, inputs, model, select, counter, attention, tracing,
-                           coupling, scoring, undo, graph, topology, knapsack, wanda)
+                           coupling, scoring, undo, graph, topology, knapsack, wanda, calibration, obs)
 from fasterai.core.granularity import *
 from fasterai.core.criteria import *
 from fasterai.core.schedule import *
@@ -25,7 +25,9 @@ from fasterai.core.undo import *
 from fasterai.core.graph import *
 from fasterai.core.topology import *
 from fasterai.core.wanda import *
+from fasterai.core.calibration import *
+from fasterai.core.obs import *
 # each name once: graph also lists the names of the modules split out of it
 __all__ = list(dict.fromkeys(n for mod in (granularity, criteria, schedule, units, inputs, model, select, counter,
                                            attention, tracing, coupling, scoring, undo, graph, topology, knapsack,
-                                           wanda) for n in mod.__all__))
+                                           wanda, calibration, obs) for n in mod.__all__))

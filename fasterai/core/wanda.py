@@ -8,6 +8,7 @@ import numbers, weakref
 import torch
 import torch.nn as nn
 from .criteria import Criteria
+from .calibration import Calibration, site_of
 from .granularity import WeightUnit
 from .inputs import (run_model, to_device, calibration_batches, check_calibration_data, input_shape,
                                   CalibrationError)
@@ -15,21 +16,17 @@ from .model import check_model, eval_mode, model_device
 from .units import check_flag
 
 # %% auto #0
-__all__ = ['check_n_batches', 'input_norms', 'Wanda']
+__all__ = ['check_n_batches', 'input_norms', 'wanda_scores', 'Wanda']
 
 # %% ../../nbs/core/wanda.ipynb #081a0493
 def _hooked(name:str, layer) -> tuple:
-    "`(module whose input is read, input channel axis of that input, weight axis of the input channels)` of a layer."
-    if isinstance(layer, WeightUnit):
-        if layer.output_module is None:
-            raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({layer.kind}) is a parameter among "
-                             f"several of its module, whose inputs are not its own; leave it out (layers=...)")
-        return layer.module, -1, (0 if layer.transposed else 1)      # HF Conv1D: (in, out)
-    if isinstance(layer, nn.Linear): return layer, -1, 1
-    if isinstance(layer, nn.modules.conv._ConvNd): return layer, 1, (0 if layer.transposed else 1)
-    raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({type(layer).__name__}) is not a Linear, "
-                     f"a convolution or a transposed linear (HF Conv1D); leave it out (layers=...)")
-
+    """`(module, parameter name, weight axis of the input channels)` of a layer: what its norms are kept under, and
+    where they multiply; a clear error for a layer whose inputs cannot be read."""
+    why = site_of(name, layer, None, 'norms').reason if not isinstance(layer, nn.Linear) else None
+    if why: raise ValueError(f"criteria 'wanda' reads each layer's input: {name!r} ({type(layer).__name__}): {why}; "
+                             f"leave it out (layers=...)")
+    if isinstance(layer, WeightUnit): return layer.module, layer.pname, (0 if layer.transposed else 1)  # HF Conv1D
+    return layer, 'weight', (0 if getattr(layer, 'transposed', False) else 1)
 
 # %% ../../nbs/core/wanda.ipynb #135c988b
 def check_n_batches(n_batches,  # how many calibration batches to read: a positive integer, or None (all)
@@ -41,52 +38,28 @@ def check_n_batches(n_batches,  # how many calibration batches to read: a positi
                          f"or None for all")
     return int(n_batches)
 
-def _calibration_pass(model:nn.Module, inputs, i:int):
-    "Run `model` on calibration batch `i`; a forward that fails says which batch, its shape, and what was expected."
-    try: run_model(model, inputs)
-    except Exception as e:
-        raise CalibrationError(f"calibration batch {i} (inputs {input_shape(inputs)}): the model's forward fails on it "
-                         f"({type(e).__name__}: {str(e)[:200]}); calibration batches are the model's inputs (or (x, "
-                         f"y) pairs), as it takes them") from e
-
 def input_norms(model:nn.Module,     # the model to run
                 layers:dict,         # name -> layer (or `WeightUnit`) whose inputs are measured
                 data,                # calibration data: one batch, or batches (`(x, y)` pairs or inputs; a DataLoader)
                 n_batches:int|None=None  # read at most this many batches (None: all)
                ) -> dict:
-    "Name -> the L2 norm of each input channel of the layer over all calibration batches (a 1-D float32 tensor)."
+    """Name -> the L2 norm of each input channel of the layer over all calibration batches (a 1-D float32 tensor; a
+    row per q/k/v block for an attention's `in_proj_weight` whose blocks read different inputs)."""
     check_model(model)
     check_calibration_data('data', data)
     n_batches = check_n_batches(n_batches)
-    where = {n: _hooked(n, l) for n, l in layers.items()}
-    sums, handles = {}, []
-    def hook_for(name, axis):
-        def add(module, args):
-            squares = args[0].detach().float().pow(2).movedim(axis, 0)
-            s = squares.reshape(squares.shape[0], -1).sum(1)
-            sums[name] = s if name not in sums else sums[name] + s
-        return add
-    dev, seen = model_device(model), 0
-    try:
-        for n, (m, axis, _) in where.items(): handles.append(m.register_forward_pre_hook(hook_for(n, axis)))
-        with torch.no_grad(), eval_mode(model):
-            for b in calibration_batches(data):
-                if n_batches is not None and seen >= n_batches: break
-                _calibration_pass(model, to_device(b, dev), seen)
-                seen += 1
-    finally:
-        for h in handles: h.remove()
-    if not seen: raise ValueError("data yielded no batch: Wanda needs calibration batches")
-    silent = [n for n in layers if n not in sums]
-    if silent: raise ValueError(f"layers {silent} received no input in the calibration pass: does forward() use them?")
-    return {n: s.sqrt() for n, s in sums.items()}
+    for n, l in layers.items(): _hooked(n, l)
+    got = Calibration(model, layers, data, n_batches).collect(list(layers), 'norms')
+    return {n: st.norms()[0] if len(st.sq) == 1 else torch.stack(st.norms()) for n, st in got.items()}
 
 # %% ../../nbs/core/wanda.ipynb #fcecb999
 def _weight_view(layer, norm:torch.Tensor, w:torch.Tensor) -> torch.Tensor:
     "`norm` (one value per input channel) shaped to multiply weight `w` of `layer` (grouped convolutions: per filter)."
-    _, _, in_axis = _hooked('', layer)
+    in_axis = _hooked('', layer)[2]
     groups = getattr(layer, 'groups', 1)
     shape = [1] * w.dim()
+    if norm.dim() == 2:                         # q/k/v blocks of rows, each with its input's norms
+        return norm.repeat_interleave(w.shape[0] // norm.shape[0], dim=0)
     if in_axis == 1 and groups > 1:             # grouped convolution: filter o reads the inputs of group o // (out / g)
         per = norm.view(groups, -1).repeat_interleave(w.shape[0] // groups, dim=0)
         return per.view(w.shape[0], w.shape[1], *shape[2:])
@@ -103,6 +76,17 @@ def _per_output(s:torch.Tensor, layer) -> torch.Tensor:
     flat = rows.reshape(rows.shape[0], -1)
     ranks = flat.argsort(dim=1, stable=True).argsort(dim=1, stable=True).float() / max(flat.shape[1] - 1, 1)
     return ranks.view(rows.shape).movedim(0, out_axis)
+
+# %% ../../nbs/core/wanda.ipynb #58a1f7e1
+def wanda_scores(w:torch.Tensor,         # the weight of `layer` (or a copy)
+                 layer,                  # the layer or `WeightUnit` (its type says where the input channels are)
+                 norms:torch.Tensor,     # its input channels' norms, as `input_norms` gives them
+                 per_output:bool=True,   # rank within each output (the paper's comparison group)
+                ) -> torch.Tensor:
+    "Wanda's per-weight score |W|·‖X‖ (or its rank within each output with `per_output`); higher = keep."
+    check_flag('per_output', per_output)
+    s = w.abs() * _weight_view(layer, norms.to(w.device), w)
+    return _per_output(s, layer) if per_output else s
 
 # %% ../../nbs/core/wanda.ipynb #61b4ec07
 def _wanda(w, x_norm): return w.abs() * x_norm
@@ -124,30 +108,36 @@ class Wanda(Criteria):
         super().__init__(_wanda, reducer, normalizer)
         self.data, self.n_batches, self.per_output = data, n_batches, per_output
         self.passes = 0                              # calibration passes run so far
-        self._norms = weakref.WeakKeyDictionary()    # module whose input is read -> its input channels' norms
+        self._norms = weakref.WeakKeyDictionary()    # module whose input is read -> {parameter name: its norms}
 
     def __repr__(self):
         return f"Wanda(per_output={self.per_output}, reducer={self.reducer!r}, {self.passes} calibration passes)"
     def __reduce__(self): return (Wanda, (self.data, self.n_batches, self.per_output, self.reducer, self.normalizer))
 
+    def _has(self, layer) -> bool:
+        m, pn, _ = _hooked('layer', layer)
+        return pn in self._norms.get(m, {})
+
     def bind(self,
              model:nn.Module,   # the model whose layers will be scored
              layers:dict):      # name -> layer (or weight unit) that will be scored
         "Calibrate, in one pass over `data`, the layers of `layers` that have no norms yet."
-        todo = {n: l for n, l in layers.items() if _hooked(n, l)[0] not in self._norms}
+        todo = {n: l for n, l in layers.items() if not self._has(l)}
         if todo:
             got = input_norms(model, todo, self.data, self.n_batches)
             self.passes += 1
-            for n, l in todo.items(): self._norms[_hooked(n, l)[0]] = got[n]
+            for n, l in todo.items():
+                m, pn, _ = _hooked(n, l)
+                self._norms.setdefault(m, {})[pn] = got[n]
         return self
 
     def norms(self, layer) -> torch.Tensor:
         "The input channels' norms of `layer` (a 1-D tensor), measured at the last `bind` that saw it."
-        m = _hooked('layer', layer)[0]
-        if m not in self._norms:
+        if not self._has(layer):
             raise ValueError("criteria 'wanda' has no input norms for this layer: bind(model, layers) runs the "
                              "calibration pass (the Sparsifier and the sparsity analysis call it)")
-        return self._norms[m]
+        m, pn, _ = _hooked('layer', layer)
+        return self._norms[m][pn]
 
     def reset(self):
         "Forget every norm: the next `bind` calibrates again."
@@ -156,9 +146,9 @@ class Wanda(Criteria):
     def raw_scores(self, w:torch.Tensor, layer) -> torch.Tensor:
         "|W|·‖X‖ of every weight of `layer` (`w`: its weight, or a copy), before any ranking."
         if layer is None: raise ValueError("criteria 'wanda' scores a weight by its layer's inputs: pass layer=")
-        return self.f(w, _weight_view(layer, self.norms(layer).to(w.device), w))
+        return wanda_scores(w, layer, self.norms(layer), per_output=False)
 
     def weight_scores(self, w:torch.Tensor, w_init=None, grad=None, layer=None) -> torch.Tensor:
         "Per-weight scores: |W|·‖X‖, or its rank within each output with `per_output`."
-        s = self.raw_scores(w, layer)
-        return _per_output(s, layer) if self.per_output else s
+        if layer is None: raise ValueError("criteria 'wanda' scores a weight by its layer's inputs: pass layer=")
+        return wanda_scores(w, layer, self.norms(layer), self.per_output)

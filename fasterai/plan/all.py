@@ -8,7 +8,7 @@ __all__ = []
 # %% ../../nbs/plan/all.ipynb #42890463
 from fasterai.core import knapsack as solver
 from fasterai.analyze import effects, costs, gather, budget_keys
-from fasterai.plan import options, problem, inputs, report, search, plan, baselines, comparison
+from fasterai.plan import options, problem, inputs, report, search, plan, baselines, comparison, apply
 from fasterai.core.knapsack import *
 from fasterai.analyze.effects import *
 from fasterai.analyze.costs import *
@@ -22,5 +22,6 @@ from fasterai.plan.search import *
 from fasterai.plan.plan import *
 from fasterai.plan.baselines import *
 from fasterai.plan.comparison import *
+from fasterai.plan.apply import *
 __all__ = [n for mod in (solver, effects, costs, gather, budget_keys, options, problem, inputs, report, search, plan,
-                          baselines, comparison) for n in mod.__all__]
+                          baselines, comparison, apply) for n in mod.__all__]

@@ -25,9 +25,10 @@ from .inputs import check_sweeps, recorded_costs, counted_costs, plan_fields, me
 from .report import shown_metric, plan_table, summary_lines, plot_levels, plot_front
 from .search import repair_plan, refine_plan
 from .targets import plan_target, check_target_kinds, target_units, target_costs, quantize_planned
+from .apply import apply_plan
 
 # %% auto #0
-__all__ = ['Plan', 'plan_compression', 'Verification', 'pareto_front']
+__all__ = ['Plan', 'check_keys', 'plan_compression', 'Verification', 'pareto_front']
 
 # %% ../../nbs/plan/plan.ipynb #db64841a
 class Plan:
@@ -110,6 +111,16 @@ class Plan:
                 f"(baseline {self.baseline:.4g}); {compressed}{sparse})")
 
 # %% ../../nbs/plan/plan.ipynb #27f49bd8
+def check_keys(keys) -> list:
+    "`keys` of `plan_compression` as a list of budget keys of your own (`per_layer_key`), or a clear error."
+    if isinstance(keys, (str, bytes)) or not (isinstance(keys, CostKey) or hasattr(keys, '__iter__')):
+        raise TypeError(f"keys={keys!r} must be a budget key that per_layer_key(...) made (a CostKey), or a list of "
+                        f"them (a name alone is not one)")
+    keys = [keys] if isinstance(keys, CostKey) else list(keys)
+    bad = [k for k in keys if not isinstance(k, CostKey) or k.saved is None]
+    if bad: raise ValueError(f"keys={bad!r}: each must be a budget key made by per_layer_key (a table of your own)")
+    return keys
+
 def plan_compression(sweeps,                      # a `SweepResult`, or several of one model, one per kind
                      # what the compressed model may keep, in percent of dense:
                      # {'bytes': 10}, {'macs': 50, 'params': 40}
@@ -143,12 +154,7 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
     target = plan_target(target)
     check_flags(extrapolate=extrapolate, gains=gains, sparse_macs=sparse_macs)
     if model is not None: check_model(model)
-    if isinstance(keys, (str, bytes)) or not (isinstance(keys, CostKey) or hasattr(keys, '__iter__')):
-        raise TypeError(f"keys={keys!r} must be a budget key that per_layer_key(...) made (a CostKey), or a list of "
-                        f"them (a name alone is not one)")
-    keys = [keys] if isinstance(keys, CostKey) else list(keys)
-    bad = [k for k in keys if not isinstance(k, CostKey) or k.saved is None]
-    if bad: raise ValueError(f"keys={bad!r}: each must be a budget key made by per_layer_key (a table of your own)")
+    keys = check_keys(keys)
     sweeps, budget = check_sweeps(sweeps), check_budget(budget, KEYS + tuple(k.name for k in keys))
     check_target_kinds(target, sweeps)
     if sparse_index not in SPARSE_INDEX:
@@ -271,15 +277,9 @@ def from_json(cls:Plan,
 # %% ../../nbs/plan/plan.ipynb #bac0b7bf
 @patch
 def _apply(self:Plan, model:nn.Module, sample=None, calibration_data=None, criteria=None) -> Quantizer|None:
-    "Apply every kind in order; the Quantizer used, if any."
-    sample = self.sample if sample is None else first_item(sample)
-    q = None
-    for k in sorted(self.kinds, key=lambda k: plan_kinds[k].order):
-        t = self.targets(k)
-        if not t: continue
-        tool = plan_kinds[k].apply(model, t, self.kinds[k], sample, calibration_data, criteria)
-        if plan_kinds[k].stores_bits: q = tool
-    return q
+    "Apply the plan with `apply_plan` (its record kept on `last_record`); the Quantizer used, if any."
+    self.last_record = apply_plan(self, model, calibration_data, sample, criteria)
+    return self.last_record.quantizer
 
 @patch
 def apply(self:Plan,
@@ -289,17 +289,23 @@ def apply(self:Plan,
           criteria=None,            # override the criteria the sweeps recorded (needed for one fasterai does not name)
           # None: float weights, rounded as planned; 'torchao': the runtime's own quantized tensors, in process
           backend:str|None=None,
-         ) -> nn.Module:
-    ("Compress `model` in place as planned: prune, then sparsify, then quantize (a plan made for a target: with the "
-     "target's schemes). Returns the model.")
+          return_record:bool=False, # return the `ApplyRecord` (what was done per layer) instead of the model
+         ):
+    ("Compress `model` in place as planned: prune, then per layer in forward order sparsify and quantize (each "
+     "layer's inputs read from the model compressed so far, for the methods that read them; a plan made for a target: "
+     "with the target's schemes). Returns the model, or the record; the record is also kept on `plan.last_record`.")
     if backend is not None:
         try: runtime = plan_target(backend)
         except ValueError: raise ValueError(f"backend={backend!r} is not allowed; allowed: None, 'torchao'") from None
         return runtime.apply(self, model)
     check_model(model)
+    check_flag('return_record', return_record)
     if self.settings.get('target') is None: self._apply(model, sample, calibration_data, criteria)
+    elif return_record:
+        raise ValueError("return_record=True: a plan made for a target keeps no ApplyRecord yet (its exporters "
+                         "read the quantizer's codes); call apply(model) and export the plan with plan.export")
     else: quantize_planned(self, model)
-    return model
+    return self.last_record if return_record else model
 
 @patch
 def export(self:Plan,

@@ -6,7 +6,8 @@
 __all__ = []
 
 # %% ../../nbs/quantize/all.ipynb #4e50f93a
-from fasterai.quantize import quantizer, scheme
+from fasterai.quantize import quantizer, scheme, methods
 from fasterai.quantize.quantizer import *
 from fasterai.quantize.scheme import *
-__all__ = [n for mod in (quantizer, scheme) for n in mod.__all__]
+from fasterai.quantize.methods import *
+__all__ = [n for mod in (quantizer, scheme, methods) for n in mod.__all__]

@@ -16,6 +16,9 @@ from ..core.granularity import WeightUnit, TransposedWeight, unit_type
 from ..core.select import select_modules
 from ..core.offload import StoredEdits, weight_offloaded, weight_slot, stored_value, stored_by_id, writable
 from ..core.units import check_bits, check_flags, check_flag
+from ..core.calibration import Calibration
+from .scheme import QuantScheme, QTensor, quantize
+from .methods import quant_method
 
 # %% auto #0
 __all__ = ['HALF_WRITE_STEPS', 'fake_quantize', 'fake_quantize_affine', 'out_channel_axis', 'off_grid_steps', 'float32_layer',
@@ -130,17 +133,10 @@ def calibrate_ranges(model:nn.Module,   # the model, run as it is
     """Min and max of every layer's output over `batches`, from forward passes with temporary hooks; `strict=False`
     leaves out the layers with no tensor output."""
     check_flag('strict', strict)
-    ranges = {}
-    def hook(name, m, args, out):
-        if not isinstance(out, torch.Tensor): return
-        lo, hi = torch.aminmax(out.detach())
-        a, b = ranges.get(name, (math.inf, -math.inf))
-        ranges[name] = (min(a, float(lo)), max(b, float(hi)))
-    hs = [o.register_forward_hook(partial(hook, n)) for n, m in layers.items() if (o := _output_module(m)) is not None]
-    try:
-        for b in batches: run_model(model, b)
-    finally:
-        for h in hs: h.remove()
+    cal = Calibration(model, layers, batches)
+    readable = [n for n in layers if cal.reason(n, 'range') is None]
+    got = cal.collect(readable, 'range', strict=False) if readable else {}
+    ranges = {n: st.range() for n, st in got.items()}
     missing = [n for n in layers if n not in ranges]
     if missing and strict:
         raise ValueError(f"layers {missing} produced no tensor output during calibration: cannot quantize their "
@@ -163,19 +159,31 @@ class Quantizer:
                  # which units: names, modules, types or a filter_fn(module, name); None = every supported unit
                  layers=None,
                  embeddings:bool=False,    # also every embedding table (naming one in `layers` selects it anyway)
-                 # with `activations`: a batch, or batches (tensors, `(x, y)` pairs or dicts), to calibrate output
-                 # ranges
-                 calibration_data=None):
+                 # with `activations` or method='gptq': a batch, or batches (tensors, `(x, y)` pairs or dicts), to
+                 # calibrate output ranges or read each layer's inputs
+                 calibration_data=None,
+                 method='rtn',                 # 'rtn' (round to nearest) or 'gptq' (error feedback from the inputs)
+                 group_size:int|None=None,     # None: one scale per output channel; else per group of this many inputs
+                 symmetric:bool=False):        # a zero point of 0 (True) or one per scale (False, the default)
         check_flags(per_channel=per_channel, activations=activations, embeddings=embeddings)
         check_model(model)
         if activations and calibration_data is None:
             raise ValueError("activations=True needs calibration_data=...: a batch (or batches) of inputs to calibrate "
                              "each layer's output range on (the analysis uses its sample when it has no "
                              "calibration_data)")
+        self.method, self.group_size, self.symmetric = _check_scheme(per_channel, method, group_size, symmetric)
+        if self.method.needs and calibration_data is None:
+            raise ValueError(f"method={self.method.name!r} reads each layer's inputs: pass calibration_data=... "
+                             f"(a batch or batches of model inputs)")
         self.model, self.per_channel, self.activations = model, per_channel, activations
         self.calibration_data = calibration_data
         # unit name -> layer or `WeightUnit`, in model order
         self.layers = select_modules(model, layers, units=True, embeddings=embeddings)
+        scheme = QuantScheme(8, group_size, symmetric)
+        for n, m in self.layers.items(): scheme.check(m.weight.shape, out_channel_axis(m), f"unit {n!r}")
+        self.qtensors = {}                            # unit name -> QTensor: codes, scales, zero points it holds now
+        self.fallback = {}                            # unit name -> why it was rounded to nearest, not by `method`
+        self._fixed = {}                              # unit name -> QTensor given by `load_qtensors` (reused)
         self.bits = {}                                # unit name -> bits it holds now (the fqn -> bits map)
         self.ranges = None                            # unit name -> (min, max) of its output (activations)
         # saved weights; activation hooks; undo() of units run in float32
@@ -183,8 +191,17 @@ class Quantizer:
         self._stored = StoredEdits()                  # offloaded weights: their quantized values, until `restore()`
 
     def __repr__(self):
-        return (f"Quantizer({len(self.layers)} units, per_channel={self.per_channel}, activations={self.activations}, "
-                f"quantized={len(self.bits)})")
+        return (f"Quantizer({len(self.layers)} units, {self.method.name}, group_size={self.group_size}, "
+                f"symmetric={self.symmetric}, activations={self.activations}, quantized={len(self.bits)})")
+
+def _check_scheme(per_channel, method, group_size, symmetric) -> tuple:
+    "The method object, group size and symmetry, checked together (before any work)."
+    QuantScheme(8, group_size, symmetric)
+    m = quant_method(method)
+    if not per_channel and (group_size is not None or m.needs):
+        raise ValueError(f"per_channel=False (one scale per tensor) goes with method='rtn' and group_size=None, not "
+                         f"method={m.name!r}, group_size={group_size!r}")
+    return m, group_size, symmetric
 
 # %% ../../nbs/quantize/quantizer.ipynb #36d89837
 @patch
@@ -215,19 +232,41 @@ def _calibrate(self:Quantizer) -> dict:
 
 @patch
 @torch.no_grad()
-def _quantize(self:Quantizer, name:str, bits:int):
+def _qtensor(self:Quantizer, name:str, bits:int, prepared=None) -> QTensor:
+    "Unit `name`'s saved weight quantized to `bits` by the method (`prepared`: its Hessian's factor, for GPTQ)."
+    m, w = self.layers[name], self._orig[name]
+    scheme = QuantScheme(bits, self.group_size, self.symmetric)
+    if not self.per_channel:                                  # one scale for the tensor: codes of shape (1, numel)
+        qt = quantize(w.reshape(1, -1), scheme)
+        qt.shape = w.shape
+        return qt
+    method = quant_method('rtn') if name in self.fallback else self.method
+    return method(w, scheme, prepared, out_channel_axis(m))
+
+@patch
+@torch.no_grad()
+def _quantize(self:Quantizer, name:str, bits:int, prepared=None):
     "Quantize unit `name` to `bits` from its saved weights (saved now if it was never touched)."
     m = self.layers[name]
     undo = self._float32.pop(name, None)
     if undo is not None: undo()                               # back to its own weight before another width
     if name not in self._orig:        # an offloaded weight's stored value is never written into: kept, not copied
         self._orig[name] = stored_value(*weight_slot(m)) if weight_offloaded(m) else m.weight.detach().clone()
-    axis = out_channel_axis(m) if self.per_channel else None
-    if (off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or _written_back(self.model, name, m)
-            or weight_offloaded(m)):
-        fake_quantize(self._orig[name], bits, axis, out=writable(*weight_slot(m), self._stored))
+    fixed = self._fixed.get(name)
+    qt = fixed if fixed is not None and fixed.scheme.bits == bits else self._qtensor(name, bits, prepared)
+    self._write(name, qt)
+
+@patch
+@torch.no_grad()
+def _write(self:Quantizer, name:str, qt:QTensor):
+    "Put unit `name`'s weight on the grid `qt` stands for (in float32 where its half dtype cannot hold it)."
+    m, bits = self.layers[name], qt.scheme.bits
+    self.qtensors[name] = qt
+    grid = qt.dequantize(torch.float32)
+    if weight_offloaded(m): writable(*weight_slot(m), self._stored).copy_(grid)   # its stored value: swapped, kept
+    elif off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or _written_back(self.model, name, m):
+        m.weight.copy_(grid)
     else:           # the forward runs in float32 on the grid; the parameter keeps the model's dtype (the grid rounded)
-        grid = fake_quantize(self._orig[name], bits, axis, dtype=torch.float32)
         m.weight.copy_(grid)
         self._float32[name] = float32_layer(m, grid)
     self.bits[name] = bits
@@ -268,8 +307,52 @@ def quantize_model(self:Quantizer,
     targets = self.check_bits(bits)
     if self.activations and self.ranges is None: self.ranges = self._calibrate()
     _say_half(self.model, self.layers, targets)                # before: units run in float32 read float32 weights after
-    for n, b in targets.items(): self._quantize(n, b)
+    if not self.method.needs:
+        for n, b in targets.items(): self._quantize(n, b)
+        return self.model
+    # GPTQ: units in forward order, each one's inputs read from the model quantized so far (the paper's setting)
+    cal, stat = Calibration(self.model, self.layers, self.calibration_data), self.method.needs[0]
+    self._say_fallback(cal, stat, targets)
+    for n in [n for n in self.layers if n in targets]:
+        fixed = self._fixed.get(n)
+        if n in self.fallback or fixed is not None and fixed.scheme.bits == targets[n]:
+            self._quantize(n, targets[n])
+            continue
+        st = cal.collect([n], stat, stop_early=True)[n]
+        self._quantize(n, targets[n], self.method.prepare(st, self.layers[n]))
     return self.model
+
+@patch
+@torch.no_grad()
+def load_qtensors(self:Quantizer,
+                  qtensors:dict,   # unit name -> `QTensor` computed elsewhere (e.g. SparseGPT and GPTQ in one pass)
+                 ) -> nn.Module:
+    ("Quantize units to the codes given (a plan's joint sparsity and quantization): kept, written as `quantize_model` "
+     "writes, reused when `quantize_model` asks for the same width again (after `restore`).")
+    unknown = [k for k in qtensors if k not in self.layers]
+    if unknown: raise ValueError(f"qtensors names {unknown}, which are not units of this Quantizer")
+    bad = [k for k, qt in qtensors.items()
+           if not isinstance(qt, QTensor) or tuple(qt.shape) != tuple(self.layers[k].weight.shape)]
+    if bad: raise ValueError(f"qtensors of {bad} are not QTensors of their unit's weight shape")
+    if self.activations and self.ranges is None: self.ranges = self._calibrate()
+    for n, qt in qtensors.items():
+        undo = self._float32.pop(n, None)
+        if undo is not None: undo()
+        if n not in self._orig: self._orig[n] = self.layers[n].weight.detach().clone()
+        self._fixed[n] = qt
+        self._write(n, qt)
+    return self.model
+
+@patch
+def _say_fallback(self:Quantizer, cal:Calibration, stat:str, targets:dict):
+    "Units whose inputs the method cannot read (embeddings) are rounded to nearest: recorded, and said once."
+    new = {n: r for n in targets if n not in self.fallback and (r := cal.reason(n, stat))}
+    if not new: return
+    self.fallback.update(new)
+    why = next(iter(new.values()))
+    warnings.warn(f"method={self.method.name!r} cannot read the inputs of {list(new)[:5]} (e.g. {why}"
+                  f"): they are rounded to nearest (rtn) instead; `quantizer.fallback` lists them", UserWarning,
+                  stacklevel=3)
 
 @patch
 @torch.no_grad()
@@ -280,7 +363,7 @@ def restore(self:Quantizer) -> nn.Module:
     for n, w in self._orig.items():
         if not weight_offloaded(self.layers[n]): self.layers[n].weight.copy_(w)
     for h in self._hooks.values(): h.remove()
-    self._orig, self._hooks, self.bits, self._float32 = {}, {}, {}, {}
+    self._orig, self._hooks, self.bits, self._float32, self.qtensors = {}, {}, {}, {}, {}
     return self.model
 
 # %% ../../nbs/quantize/quantizer.ipynb #21ca85cc
@@ -288,7 +371,8 @@ def _nonzero(t:torch.Tensor) -> int: return int(torch.count_nonzero(t))
 
 @patch
 def report(self:Quantizer) -> pd.DataFrame:
-    "Per unit: type, bits, params, non-zero params, bytes; then the model's other parameters ('other') and the 'total'."
+    ("Per unit: type, bits, params, non-zero params, bytes (the codes), scale_bytes (its scales and zero points); then "
+     "the model's other parameters ('other') and the 'total'.")
     rows, seen = [], set()
     for n, m in self.layers.items():
         w = m.weight
@@ -296,12 +380,16 @@ def report(self:Quantizer) -> pd.DataFrame:
         seen.add(id(w))
         bits = self.bits.get(n, w.element_size() * 8)
         nz = _nonzero(self._orig[n] if n in self._orig else stored_value(*weight_slot(m)))
-        rows.append(dict(unit=n, type=unit_type(m), bits=bits, params=w.numel(), nonzero=nz, bytes=nz * bits / 8))
+        qt = self.qtensors.get(n)
+        meta = 0 if qt is None else qt.nbytes['scales'] + qt.nbytes['zeros']
+        rows.append(dict(unit=n, type=unit_type(m), bits=bits, params=w.numel(), nonzero=nz, bytes=nz * bits / 8,
+                         scale_bytes=meta))
     rest = [p for p in self.model.parameters() if id(p) not in seen]
     stored = stored_by_id(self.model)             # an offloaded model's other tensors: counted where they live
     nz = [_nonzero(stored_value(*stored[id(p)]) if id(p) in stored else p) for p in rest]
     rows.append(dict(unit='other', type='', bits=None, params=sum(p.numel() for p in rest), nonzero=sum(nz),
-                     bytes=sum(k * p.element_size() for k, p in zip(nz, rest))))
-    df = pd.DataFrame(rows, columns=['unit', 'type', 'bits', 'params', 'nonzero', 'bytes'])
-    df.loc[len(df)] = ['total', '', None, int(df.params.sum()), int(df.nonzero.sum()), float(df.bytes.sum())]
+                     bytes=sum(k * p.element_size() for k, p in zip(nz, rest)), scale_bytes=0))
+    df = pd.DataFrame(rows, columns=['unit', 'type', 'bits', 'params', 'nonzero', 'bytes', 'scale_bytes'])
+    df.loc[len(df)] = ['total', '', None, int(df.params.sum()), int(df.nonzero.sum()), float(df.bytes.sum()),
+                       float(df.scale_bytes.sum())]
     return df

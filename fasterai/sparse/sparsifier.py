@@ -15,6 +15,8 @@ from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_percents, check_flags
 from ..core.model import check_model
 from ..core.select import select_modules
+from ..core.calibration import Calibration
+from ..quantize.quantizer import out_channel_axis
 
 # %% auto #0
 __all__ = ['MaskScratch', 'n_zeroed', 'Sparsifier', 'model_sparsity', 'format_sparsity', 'layer_mask']
@@ -131,6 +133,18 @@ def n_zeroed(n:int,                  # number of groups
     return n - min(n, keep)
 
 # %% ../../nbs/sparse/sparsifier.ipynb #7172c1e3
+def _check_method(method, granularity:str, context:str, calibration_data):
+    "The method object of `method`, checked against the granularity, the context and the calibration data."
+    from fasterai.sparse.methods import sparsity_method, check_granularity   # the methods build on this module
+    m = sparsity_method(method)
+    check_granularity(m, granularity)
+    if m.needs and calibration_data is None:
+        raise ValueError(f"method={m.name!r} reads each layer's inputs: pass calibration_data=... (a batch or batches "
+                         f"of model inputs)")
+    if m.needs and context != 'local':
+        raise ValueError(f"method={m.name!r} sparsifies each layer at its own level: context='local', not {context!r}")
+    return m
+
 class Sparsifier:
     "Zero the lowest-scoring groups of weights of `model`'s layers, and keep them zero through training."
     def __init__(self,
@@ -143,9 +157,15 @@ class Sparsifier:
                  # which units: names, modules, types or a filter_fn(module, name); None = all supported
                  layers=None,
                  embeddings:bool=False,          # also every embedding table (naming one in `layers` selects it anyway)
-                 on_step:bool=True):             # re-apply masks after every `torch.optim` optimizer step
+                 on_step:bool=True,              # re-apply masks after every `torch.optim` optimizer step
+                 # how a layer is sparsified: 'magnitude' (by `criteria`), 'wanda' or 'sparsegpt' (from each layer's
+                 # inputs, read from calibration_data), or a `SparsityMethod` (`fasterai.sparse.methods`)
+                 method='magnitude',
+                 calibration_data=None):         # batches of model inputs, for a method that reads activations
         check_flags(embeddings=embeddings, on_step=on_step)
         check_model(model)
+        self.method = _check_method(method, granularity, context, calibration_data)
+        self.calibration_data = calibration_data
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if not isinstance(criteria, Criteria):
@@ -300,12 +320,28 @@ def _prepare(self:Sparsifier, names):
 
 @patch
 def _sparsify_local(self:Sparsifier, targets:dict, round_to=None):
+    if self.method.needs: return self._sparsify_by_method(targets, round_to)
     self._prepare(targets)
     for name, pct in targets.items():
         s = self._scores(name)
         k = n_zeroed(s.numel(), pct, round_to)
         self._set_mask(name, _lowest(s, k, complement=True), k)
     self._refresh(targets)
+
+@patch
+def _sparsify_by_method(self:Sparsifier, targets:dict, round_to=None):
+    ("Layers in forward order, each one's inputs read from the model sparsified so far (the papers' setting), then "
+     "its new weight and mask from the method.")
+    if round_to is not None:
+        raise ValueError(f"round_to={round_to!r} is not supported with method={self.method.name!r}")
+    cal, stat = Calibration(self.model, self.layers, self.calibration_data), self.method.needs[0]
+    cal.check(targets, stat)                                   # before any change
+    for n in [n for n in self.layers if n in targets]:
+        m = self.layers[n]
+        st = cal.collect([n], stat, stop_early=True)[n]
+        r = self.method(m.weight, targets[n], self.method.prepare(st, m), m, out_channel_axis(m))
+        with torch.no_grad(): m.weight.copy_(r.weight)
+        self._set_mask(n, r.keep, _count(~r.keep))
 
 @patch
 def _sparsify_global(self:Sparsifier, pct:float, round_to=None):
