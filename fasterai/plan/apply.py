@@ -11,6 +11,7 @@ import torch
 import torch.nn as nn
 from ..core.calibration import Calibration
 from ..core.model import check_model
+from ..core.offload import materialised, owner_module
 from ..core.select import select_modules
 from ..quantize.quantizer import Quantizer, out_channel_axis
 from ..quantize.scheme import QuantScheme, QTensor, quantize
@@ -162,13 +163,16 @@ class _Run:
         axis, o = out_channel_axis(m), self.m.options
         scheme = QuantScheme(b, o['group_size'], o['symmetric']) if qm is not None else None
         keep, qt = None, None
-        if sm is not None:
-            r = sm(m.weight, level, sm.prepare(st, m), m, axis, scheme=scheme if sm.joint else None)
-            with torch.no_grad(): m.weight.copy_(r.weight)
-            keep, qt = r.keep, r.qtensor
-            rec.kinds[zk], rec.method[zk], rec.sparsity_mask = level, sm.name, keep
+        # an offloaded layer: its values brought in, sparsified and stored back (the statistics were read before);
+        # its codes are then written where it lives by the Quantizer
+        with materialised(owner_module(self.model, name)):
+            if sm is not None:
+                r = sm(m.weight, level, sm.prepare(st, m), m, axis, scheme=scheme if sm.joint else None)
+                with torch.no_grad(): m.weight.copy_(r.weight)
+                keep, qt = r.keep, r.qtensor
+                rec.kinds[zk], rec.method[zk], rec.sparsity_mask = level, sm.name, keep
+            if qm is not None and qt is None: qt = self.quantize(m, qm, scheme, st, keep)
         if qm is not None:
-            if qt is None: qt = self.quantize(m, qm, scheme, st, keep)
             self.q.load_qtensors({name: qt})
             rec.kinds[bk], rec.method[bk], rec.scheme, rec.qtensor = b, _qt_method(sm, qm), scheme, qt
         return rec

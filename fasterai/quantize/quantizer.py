@@ -263,7 +263,8 @@ def _write(self:Quantizer, name:str, qt:QTensor):
     m, bits = self.layers[name], qt.scheme.bits
     self.qtensors[name] = qt
     grid = qt.dequantize(torch.float32)
-    if weight_offloaded(m): writable(*weight_slot(m), self._stored).copy_(grid)   # its stored value: swapped, kept
+    if weight_offloaded(m) and m.weight.is_meta:        # offloaded (not brought in): its stored value, swapped
+        writable(*weight_slot(m), self._stored).copy_(grid)
     elif off_grid_steps(m.weight.dtype, bits) <= HALF_WRITE_STEPS or _written_back(self.model, name, m):
         m.weight.copy_(grid)
     else:           # the forward runs in float32 on the grid; the parameter keeps the model's dtype (the grid rounded)
@@ -338,7 +339,9 @@ def load_qtensors(self:Quantizer,
     for n, qt in qtensors.items():
         undo = self._float32.pop(n, None)
         if undo is not None: undo()
-        if n not in self._orig: self._orig[n] = self.layers[n].weight.detach().clone()
+        if n not in self._orig:          # an offloaded weight's stored value is never written into: kept, not copied
+            m = self.layers[n]
+            self._orig[n] = stored_value(*weight_slot(m)) if m.weight.is_meta else m.weight.detach().clone()
         self._fixed[n] = qt
         self._write(n, qt)
     return self.model
