@@ -127,7 +127,8 @@ class Calibration:
         self._have.pop(name, None)
 
 # %% ../../nbs/core/calibration.ipynb #f1af45f3
-def gram_bytes(layer) -> int:
+def gram_bytes(layer, # a layer or `WeightUnit` with a `weight`
+              ) -> int:
     "Bytes of the float32 Gram matrix of `layer`'s inputs (width² × 4)."
     w = layer.weight
     width = w.numel() // w.shape[1 if getattr(layer, 'transposed', False) else 0]
@@ -233,7 +234,11 @@ def _mha_parent(model:nn.Module, layer:nn.Module) -> nn.MultiheadAttention|None:
     "The `nn.MultiheadAttention` whose `out_proj` is `layer` (its forward never runs), or None."
     return next((m for m in model.modules() if isinstance(m, nn.MultiheadAttention) and m.out_proj is layer), None)
 
-def site_of(name:str, layer, model:nn.Module, stat=STATS) -> Site:
+def site_of(name:str,         # the unit's name
+            layer,             # the layer or `WeightUnit` (as `select_modules` gives them)
+            model:nn.Module,   # the model it belongs to (an attention's `out_proj` is read from its parent)
+            stat=STATS,        # the statistic(s) to collect (of `STATS`)
+           ) -> Site:
     "Where and how unit `name`'s inputs (and output) are read; `Site.reason` says why they cannot be."
     stat = (stat,) if isinstance(stat, str) else tuple(stat)
     if isinstance(layer, WeightUnit):

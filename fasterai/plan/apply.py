@@ -43,7 +43,11 @@ class LayerRecord:
 
 class ApplyRecord(Mapping):
     "Unit name -> `LayerRecord`, in the order applied; `pruned`: the structured kinds' targets; `quantizer`: the tool."
-    def __init__(self, layers:dict, pruned:dict|None=None, quantizer:Quantizer|None=None):
+    def __init__(self,
+                 layers:dict,                      # unit name -> `LayerRecord`, in the order applied
+                 pruned:dict|None=None,            # structured kind -> its targets (the layers pruned)
+                 quantizer:Quantizer|None=None,    # the `Quantizer` that holds the quantized layers (None: no bits)
+                ):
         self.layers, self.pruned, self.quantizer = layers, pruned or {}, quantizer
     def __getitem__(self, name): return self.layers[name]
     def __iter__(self): return iter(self.layers)

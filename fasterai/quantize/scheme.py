@@ -117,7 +117,10 @@ def to_codes(x:torch.Tensor,       # values, float32
     if zero is not None: q.add_(zero)
     return q.clamp_(scheme.qmin, scheme.qmax)
 
-def from_codes(q:torch.Tensor, scale:torch.Tensor, zero, ) -> torch.Tensor:
+def from_codes(q:torch.Tensor,       # codes, as `to_codes` gave them (any dtype)
+               scale:torch.Tensor,   # scales, broadcastable to `q`
+               zero,                 # zero points (broadcastable to `q`) or None (symmetric)
+              ) -> torch.Tensor:
     "The values codes `q` stand for: `(q - zero) * scale`."
     return (q if zero is None else q - zero) * scale
 

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/sparse/methods.ipynb #f5b87409
 from __future__ import annotations
-from typing import NamedTuple
+from dataclasses import dataclass
 import torch
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities
@@ -20,11 +20,14 @@ __all__ = ['SPARSITY_METHODS', 'Sparsified', 'SparsityMethod', 'Magnitude', 'Wan
            'check_granularity']
 
 # %% ../../nbs/sparse/methods.ipynb #d3d2e9df
-class Sparsified(NamedTuple):
+@dataclass(frozen=True)
+class Sparsified:
     "What a sparsity method gives: the new weight, its keep mask, and with a scheme the quantized weight."
     weight:torch.Tensor            # the new weight (the original's shape and dtype)
     keep:torch.Tensor              # bool mask, True where a weight stays (the weight's shape)
-    qtensor:QTensor|None = None    # with a `scheme`: codes, scales, zero points of the new weight
+    qtensor:QTensor|None=None      # with a `scheme`: codes, scales, zero points of the new weight
+
+    def __iter__(self): return iter((self.weight, self.keep, self.qtensor))   # unpacks as `weight, keep, qtensor`
 
 class SparsityMethod:
     "How one layer's weight is sparsified: `prepare(stats, layer)` once per layer, then `method(w, level, prepared)`."
@@ -127,7 +130,9 @@ def sparsity_method(method,      # a name of `SPARSITY_METHODS` or a `SparsityMe
     "The sparsity method `method` names (a `SparsityMethod` is returned as it is)."
     return pick_method(method, SPARSITY_METHODS, SparsityMethod, 'sparsity', kwargs)
 
-def check_granularity(method:SparsityMethod, granularity:str):
+def check_granularity(method:SparsityMethod,   # the sparsity method
+                      granularity:str,         # the granularity asked for (`weight`, `filter`, ...)
+                     ):
     "A `ValueError` when `method` cannot zero weights by `granularity`."
     if method.granularities is not None and granularity not in method.granularities:
         raise ValueError(f"method {method.name!r} zeroes single weights: granularity={granularity!r} is not allowed "
