@@ -32,7 +32,7 @@ class WeightlessCuts:
     def __init__(self,
                  owners:dict,    # module name -> MACs of the weightless operations it runs (`weightless_macs`)
                  params:list,    # `(name, parameter)` of the model, tied ones once (the rows' tensor indices)
-                 axes:list):     # per parameter, its output axis (`_out_axes`)
+                 axes:list):     # per parameter, its output axis (1 for a transposed linear's weight, else 0)
         self.shapes, self.axes, self.first, self.opaque = [tuple(p.shape) for _, p in params], axes, {}, []
         for o, macs in owners.items():
             inside = [i for i, (n, p) in enumerate(params) if p.dim() >= 2 and (o == '' or n.startswith(o + '.'))]
