@@ -132,15 +132,17 @@ class Comparison:
         return b.loc[b.metric.idxmax() if self.higher_is_better else b.metric.idxmin(), 'method']
 
     def summary(self):
-        "Print the table, the verdicts, and what was not run."
+        "Print the table (the budget's kept %, the metric, the differences), the verdicts, and what was not run."
         hib = 'higher' if self.higher_is_better else 'lower'
         conf = (f"{self.confidence['level']:.0%} paired bootstrap intervals over {self.confidence['samples']} samples"
                 if self.confidence else "no intervals (eval_fn gives one number)")
         head = (f"Budget {_budget_text(self.budget)}; {self.metric_name}, {hib} is better; "
                 f"differences are method - plan; {conf}; {self.seconds:.1f} s")
         print(textwrap.fill(head, REPORT_WIDTH, subsequent_indent='  '))          # fits the docs' column
-        table = self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}", line_width=REPORT_WIDTH)
-        print(table)                                                               # too wide: in two blocks
+        shown = [c for c in self.table.columns        # of the kept %, the budget's keys; no seconds (`table` has all)
+                 if c != 'seconds' and not (c.endswith(' %') and c[:-2] not in self.budget)]
+        fmt = {c: (lambda v: '' if v != v else f"{v:.4g}") for c in shown if self.table[c].dtype.kind == 'f'}
+        print(self.table[shown].to_string(index=False, formatters=fmt, na_rep='', line_width=REPORT_WIDTH))
         for name, why in self.skipped.items(): print(f"not run: {name}: {why}")
 
     def __repr__(self):
