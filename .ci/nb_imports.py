@@ -1,6 +1,7 @@
 """nbdev's docs build executes every code cell that contains an import (and every export cell) to render
 API docs. A test cell that also imports something would then run at docs time too: slow, and it fails
-when earlier test cells did not run. So imports go in import-only cells.
+when earlier test cells did not run. So imports go in import-only cells. Hidden cells (`#| hide`) that export
+nothing are exempt: `.ci/docs_build.py` runs only their top-level imports at docs time.
 
 `python .ci/nb_imports.py` lists offending cells (exit 1 if any); `--fix` moves top-level imports of such
 cells into an import-only cell just before them (nested imports must be moved by hand)."""
@@ -26,6 +27,7 @@ def offending(cell):
     src = ''.join(cell['source'])
     if _show.search(src) or 'nbdev_export()' in src: return None
     if re.search(r'^#\|\s*eval:\s*false', src, re.M | re.I): return None
+    if re.search(r'^#\|\s*hide\b', src, re.M): return None     # the docs build runs only its imports (docs_build.py)
     try: tree = ast.parse('\n'.join(l for l in src.split('\n') if not l.lstrip().startswith(('%', '!'))))
     except SyntaxError: return None
     imps = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
