@@ -76,15 +76,7 @@ ENFORCED = {'progress-bar', 'warning', 'builder-path', 'class-as-def', 'raw-link
 # not listed fails the build). Each entry is a page its owner fixes after the merge; then it leaves the list, and an
 # empty list leaves only the rule. `--enforce-all` ignores the list.
 PENDING_PAGE_FIXES: dict = {
-    # pages whose notebooks were being edited by other engineers when these rules came (count on 2026-12-02)
-    'dangling-caption': {'analyze/compressions.html', 'analyze/damage.html', 'analyze/evaluation.html',
-                         'cli.html'},                                                               # 4, 1, 2, 2
-    'makers-words': {'analyze/compressions.html', 'analyze/costs.html', 'index.html',
-                     'tutorials/sensitivity.html'},                                                 # 1, 1, 1, 1
-    'wide-table': {'analyze/compressions.html'},                                                     # 1
-    'late-example': {'analyze/batches.html', 'analyze/budget_keys.html', 'analyze/compressions.html',
-                     'analyze/costs.html', 'analyze/damage.html', 'analyze/evaluation.html', 'analyze/suffix.html',
-                     'cli.html'},                                                                    # 8 pages
+    # empty: every page passes every enforced rule (2026-12-02)
 }
 RULES = ['progress-bar', 'warning', 'builder-path', 'factory', 'wide-output', 'wide-signature', 'wide-code',
          'wide-table', 'class-as-def', 'raw-link', 'no-param-table', 'empty-details', 'returns-param', 'no-source',
