@@ -7,8 +7,8 @@ __all__ = []
 
 # %% ../../nbs/export/index.ipynb #634df94f
 from .formats import (GGUF_TYPES, GGUFType, CompressedTensors, LlamaCpp, TorchAO, Exported,
-                                     applied_qtensors)
+                                     applied_copy)
 from .llamacpp import gguf_names, tensor_type_args
 from .torchao import state_dict_bytes
-__all__ = ['GGUF_TYPES', 'GGUFType', 'CompressedTensors', 'LlamaCpp', 'TorchAO', 'Exported', 'applied_qtensors',
+__all__ = ['GGUF_TYPES', 'GGUFType', 'CompressedTensors', 'LlamaCpp', 'TorchAO', 'Exported', 'applied_copy',
            'gguf_names', 'tensor_type_args', 'state_dict_bytes']

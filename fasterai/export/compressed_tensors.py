@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 from ..core.model import check_model
 from ..plan.targets import plan_target
-from .formats import Exported, check_destination, require, applied_qtensors
+from .formats import Exported, check_destination, require, applied_copy
 
 # %% auto #0
 __all__ = ['export_compressed_tensors', 'checkpoint_bytes']
@@ -43,6 +43,7 @@ def _check_exportable(plan, model:nn.Module):
 def export_compressed_tensors(plan,             # a `Plan` made with target='compressed-tensors'
                               model:nn.Module,  # the transformers model it was made for (left unchanged)
                               path,             # a new or empty directory
+                              **kwargs,         # `apply_plan`'s: calibration_data (GPTQ reads it), sample, criteria
                              ) -> Exported:
     "Save `model` with `plan` applied as a compressed-tensors checkpoint that transformers and vLLM load."
     check_model(model)
@@ -50,7 +51,9 @@ def export_compressed_tensors(plan,             # a `Plan` made with target='com
     _check_exportable(plan, model)
     lifecycle = require('compressed_tensors.quantization', 'compressed-tensors')
     compressors = require('compressed_tensors.compressors', 'compressed-tensors')
-    m, qts = applied_qtensors(plan, model)
+    pack = require('compressed_tensors.compressors.pack_quantized.helpers', 'compressed-tensors').pack_to_int32
+    m, record = applied_copy(plan, model, **kwargs)
+    qts = {n: r.qtensor for n, r in record.items() if r.qtensor is not None}
     lifecycle.apply_quantization_config(m, _config(qts), show_progress=False)
     with torch.no_grad():
         for layer, qt in qts.items():
@@ -58,6 +61,9 @@ def export_compressed_tensors(plan,             # a `Plan` made with target='com
             mod.weight_scale.copy_(qt.scale.to(mod.weight_scale.dtype))
     compressor = compressors.ModelCompressor.from_pretrained_model(m)
     compressor.compress_model(m)
+    with torch.no_grad():                   # the record's codes, packed by the library: nothing is rounded again
+        for layer, qt in qts.items():
+            m.get_submodule(layer).weight_packed.copy_(pack(qt.codes.to(torch.int8), qt.scheme.bits))
     m.save_pretrained(path)
     compressor.update_config(path)
     files = sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())

@@ -12,10 +12,11 @@ from pathlib import Path
 from ..quantize.scheme import QuantScheme
 from ..analyze.effects import QuantEffect, register_format
 from ..plan.options import plan_kind
-from ..plan.targets import Target, register_target, quantize_planned
+from ..plan.targets import Target, register_target
+from ..plan.apply import apply_plan
 
 # %% auto #0
-__all__ = ['GGUF_TYPES', 'GGUF_DEFAULT', 'GGUFType', 'require', 'check_destination', 'Exported', 'applied_qtensors',
+__all__ = ['GGUF_TYPES', 'GGUF_DEFAULT', 'GGUFType', 'require', 'check_destination', 'Exported', 'applied_copy',
            'CompressedTensors', 'LlamaCpp', 'TorchAO']
 
 # %% ../../nbs/export/formats.ipynb #8d077cd3
@@ -92,12 +93,13 @@ class Exported:
         return f"Exported({self.target} -> {self.path.name}/\n  files: {files}\n  tensor bytes: {b})"
 
 # %% ../../nbs/export/formats.ipynb #eeb903e5
-def applied_qtensors(plan,             # a `Plan` made for a target
-                     model:nn.Module,  # the model it was made for (left unchanged)
-                    ) -> tuple:
-    "`(copy, qtensors)`: a copy of `model` with `plan` applied, and layer -> the `QTensor` applying wrote there."
+def applied_copy(plan,             # a `Plan` made for a target
+                 model:nn.Module,  # the model it was made for (left unchanged)
+                 **kwargs,         # `apply_plan`'s: calibration_data (GPTQ reads it), sample, criteria
+                ) -> tuple:
+    "`(copy, record)`: a copy of `model` with `plan` applied by `apply_plan`, and its `ApplyRecord` (the codes)."
     m = copy.deepcopy(model)
-    return m, quantize_planned(plan, m)
+    return m, apply_plan(plan, m, **kwargs)
 
 # %% ../../nbs/export/formats.ipynb #6c471502
 _NO_SPARSE = {'compressed-tensors': "compressed-tensors 0.20 writes no sparse format and vLLM runs zeros no faster",
@@ -183,6 +185,7 @@ class TorchAO(_WeightOnly):
     ("torchao, in process: int8 per channel (symmetric) and int4 in groups (asymmetric), stored as torchao's "
      "`IntxUnpackedToInt8Tensor`: one int8 per code, a scale and an int8 zero point per group.")
     name = 'torchao'
+    layers = ('Linear', 'Conv1D')             # HF Conv1D runs as the nn.Linear it computes
     def __init__(self, group_size:int=128):   # the int4 group size, 32 to 256
         if group_size not in (32, 64, 128, 256):
             raise ValueError(f"group_size={group_size!r}; allowed: 32, 64, 128, 256")

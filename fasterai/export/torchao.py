@@ -7,7 +7,9 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 from ..core.model import check_model
-from ..plan.targets import plan_target, quantize_planned
+from ..core.granularity import is_transposed_linear
+from ..plan.targets import plan_target
+from ..plan.apply import apply_plan, ApplyRecord
 from .formats import require
 
 # %% auto #0
@@ -31,8 +33,10 @@ def torchao_tensor(qt,                 # a `QTensor` of a linear weight (out, in
 
 def apply_torchao(plan,             # a `Plan` made with target='torchao'
                   model:nn.Module,  # the model it was made for, compressed in place
-                 ) -> nn.Module:
-    "Apply `plan` to `model` in place, each quantized weight a torchao tensor of the plan's codes; returns `model`."
+                  **kwargs,         # `apply_plan`'s: calibration_data (GPTQ reads it), sample, criteria
+                 ) -> ApplyRecord:
+    ("Apply `plan` to `model` in place with `apply_plan`, then hold each quantized weight in a torchao tensor of the "
+     "record's codes (an HF `Conv1D` becomes the `nn.Linear` it computes); the record.")
     check_model(model)
     target = plan_target(plan.settings.get('target'))
     if target is None or target.name != 'torchao':
@@ -40,11 +44,27 @@ def apply_torchao(plan,             # a `Plan` made with target='torchao'
                          f"target={None if target is None else target.name!r}; make it with "
                          f"plan_compression(..., target='torchao')")
     require('torchao.quantization', 'torchao')
-    qts = quantize_planned(plan, model)
-    for layer, qt in qts.items():
-        m = model.get_submodule(layer)
-        m.weight = nn.Parameter(torchao_tensor(qt, m.weight.dtype), requires_grad=False)
-    return model
+    record = apply_plan(plan, model, **kwargs)
+    if record.quantizer is not None:    # its float grids (and float32 hooks) give way to torchao's tensors
+        record.quantizer.restore()
+        record.quantizer = None
+    for layer, r in record.items():
+        if r.qtensor is not None: _hold(model, layer, r.qtensor)
+    return record
+
+def _hold(model:nn.Module, layer:str, qt):
+    "Put layer `layer`'s weight, and every module's that shares it (a tied embedding), in torchao's tensor of `qt`."
+    m = model.get_submodule(layer)
+    w = nn.Parameter(torchao_tensor(qt, m.weight.dtype), requires_grad=False)
+    for name, other in list(model.named_modules()):
+        if getattr(other, 'weight', None) is not m.weight or other is m: continue
+        other.weight = w
+    if is_transposed_linear(m):       # HF Conv1D computes x @ W + b with W (in, out): a Linear of W's transpose
+        lin = nn.Linear(*reversed(m.weight.shape), bias=m.bias is not None, device='meta')
+        lin.weight, lin.bias = w, m.bias
+        parent, _, child = layer.rpartition('.')
+        setattr(model.get_submodule(parent) if parent else model, child, lin)
+    else: m.weight = w
 
 def state_dict_bytes(model:nn.Module,   # any model (torchao's tensors in it or not)
                     ) -> int:

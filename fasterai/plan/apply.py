@@ -19,6 +19,7 @@ from ..quantize.methods import quant_method
 from ..sparse.methods import sparsity_method, Magnitude
 from ..analyze.kinds import first_item
 from .options import plan_kinds, named_criteria
+from .targets import plan_target
 
 # %% auto #0
 __all__ = ['LayerRecord', 'ApplyRecord', 'apply_plan']
@@ -66,18 +67,26 @@ class ApplyRecord(Mapping):
 # %% ../../nbs/plan/apply.ipynb #d7de3bb0
 @dataclass
 class _Methods:
-    "The methods and scheme options a plan's sweeps recorded, for its sparsity and its bits."
+    "The methods and scheme options a plan's sweeps recorded, for its sparsity and its bits; its target, if any."
     sparsity:object=None        # a `SparsityMethod` (None: the plan has no sparsity)
     quant:object=None           # a `QuantMethod` (None: no bits)
     options:dict|None=None      # the quantization kind's options (per channel, activations, group size, symmetric)
+    target:object=None          # the `Target` the plan was made for (None: the options' scheme everywhere)
 
     @property
     def needs(self) -> tuple:
         return tuple(dict.fromkeys((*getattr(self.sparsity, 'needs', ()), *getattr(self.quant, 'needs', ()))))
 
+    def scheme(self, bits:int, m) -> QuantScheme:
+        "The scheme `bits` means on layer `m`: its target's (the format it runs), else the one the sweeps recorded."
+        if self.target is None: return QuantScheme(bits, self.options['group_size'], self.options['symmetric'])
+        shape = m.weight.shape
+        out = shape[out_channel_axis(m)]
+        return self.target.scheme(bits, (out, shape.numel() // out))
+
 def _plan_methods(plan, zero_kind, bits_kind, criteria) -> _Methods:
     "The method objects of the plan's sparsity and bits, from the options its sweeps recorded."
-    out = _Methods()
+    out = _Methods(target=plan_target(plan.settings.get('target')))
     if zero_kind is not None:
         o = plan_kinds[zero_kind].config(plan.kinds[zero_kind]).all_options()
         if o['method'] == 'magnitude':
@@ -87,6 +96,9 @@ def _plan_methods(plan, zero_kind, bits_kind, criteria) -> _Methods:
     if bits_kind is not None:
         out.options = plan_kinds[bits_kind].config(plan.kinds[bits_kind]).all_options()
         out.quant = quant_method(out.options['method'])
+        if out.target is not None and out.options['quant_activations']:
+            raise ValueError(f"this plan quantizes activations too (quant_activations=True), which target "
+                             f"{out.target.name!r} does not run: it runs {out.target.runs()}")
     return out
 
 # %% ../../nbs/plan/apply.ipynb #ecda44a1
@@ -118,7 +130,7 @@ def apply_plan(plan,                        # a `Plan`
     zeros, bits = targets.get(zero_kind) or {}, targets.get(bits_kind) or {}
     layers = select_modules(model, list(dict.fromkeys([*zeros, *bits])), units=True, embeddings=True) if (
         zeros or bits) else {}
-    q = _quantizer(model, bits, methods.options, calibration_data) if bits else None
+    q = _quantizer(model, bits, methods, calibration_data) if bits else None
     crit = getattr(methods.sparsity, 'criteria', None)
     if zeros and getattr(crit, 'needs_inputs', False): crit.bind(model, {n: layers[n] for n in zeros})  # Wanda criteria
     run = _Run(model, layers, methods, q, Calibration(model, layers, calibration_data) if methods.needs else None)
@@ -129,13 +141,15 @@ def apply_plan(plan,                        # a `Plan`
             plan_kinds[k].apply(model, targets[k], plan.kinds[k], sample, calibration_data, criteria)
     return ApplyRecord(records, pruned, q)
 
-def _quantizer(model, bits:dict, o:dict, calibration_data) -> Quantizer:
-    "The Quantizer that holds the plan's codes (its checks, group size against each width, run before any change)."
+def _quantizer(model, bits:dict, methods:_Methods, calibration_data) -> Quantizer:
+    ("The Quantizer that holds the plan's codes (its checks, group size against each width, run before any change; "
+     "a target's schemes were checked against each layer when planning).")
+    o, own = methods.options, methods.target is None
     acts = o['quant_activations']
     if acts and calibration_data is None:
         raise ValueError("this plan quantizes activations: pass calibration_data= to calibrate them")
-    return Quantizer(model, o['quant_per_channel'], acts, layers=list(bits), embeddings=True,
-                     calibration_data=calibration_data if acts else None, group_size=o['group_size'],
+    return Quantizer(model, o['quant_per_channel'] or not own, acts, layers=list(bits), embeddings=True,
+                     calibration_data=calibration_data if acts else None, group_size=o['group_size'] if own else None,
                      symmetric=o['symmetric'])
 
 # %% ../../nbs/plan/apply.ipynb #9d28be7f
@@ -164,8 +178,8 @@ class _Run:
         if st is None and name in self.fallback:       # no inputs: by magnitude and to nearest, said in the record
             sm, qm = (Magnitude() if sm is not None else None), (quant_method('rtn') if qm is not None else None)
             rec.note = f"inputs not read ({self.fallback[name]}): magnitude / round to nearest instead"
-        axis, o = out_channel_axis(m), self.m.options
-        scheme = QuantScheme(b, o['group_size'], o['symmetric']) if qm is not None else None
+        axis = out_channel_axis(m)
+        scheme = self.m.scheme(b, m) if qm is not None else None
         keep, qt = None, None
         # an offloaded layer: its values brought in, sparsified and stored back (the statistics were read before);
         # its codes are then written where it lives by the Quantizer
@@ -184,7 +198,7 @@ class _Run:
     def quantize(self, m, qm, scheme:QuantScheme, st, keep) -> QTensor:
         "The layer's weight (its zeros kept) quantized by `qm`; one scale for the tensor without `quant_per_channel`."
         w = m.weight.detach()
-        if not self.m.options['quant_per_channel']:
+        if not self.m.options['quant_per_channel'] and self.m.target is None:
             qt = quantize(w.reshape(1, -1), scheme)
             qt.shape = w.shape
             return qt

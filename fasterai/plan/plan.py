@@ -24,7 +24,7 @@ from .options import PlanUnit, plan_kind, plan_kinds, plan_units
 from .inputs import check_sweeps, recorded_costs, counted_costs, plan_fields, metric_fn
 from .report import shown_metric, plan_table, summary_lines, plot_levels, plot_front
 from .search import repair_plan, refine_plan
-from .targets import plan_target, check_target_kinds, target_units, target_costs, quantize_planned
+from .targets import plan_target, check_target_kinds, target_units, target_costs
 from .apply import apply_plan
 
 # %% auto #0
@@ -294,17 +294,14 @@ def apply(self:Plan,
     ("Compress `model` in place as planned: prune, then per layer in forward order sparsify and quantize (each "
      "layer's inputs read from the model compressed so far, for the methods that read them; a plan made for a target: "
      "with the target's schemes). Returns the model, or the record; the record is also kept on `plan.last_record`.")
-    if backend is not None:
-        try: runtime = plan_target(backend)
-        except ValueError: raise ValueError(f"backend={backend!r} is not allowed; allowed: None, 'torchao'") from None
-        return runtime.apply(self, model)
     check_model(model)
     check_flag('return_record', return_record)
-    if self.settings.get('target') is None: self._apply(model, sample, calibration_data, criteria)
-    elif return_record:
-        raise ValueError("return_record=True: a plan made for a target keeps no ApplyRecord yet (its exporters "
-                         "read the quantizer's codes); call apply(model) and export the plan with plan.export")
-    else: quantize_planned(self, model)
+    if backend is None: self._apply(model, sample, calibration_data, criteria)
+    else:
+        try: runtime = plan_target(backend)
+        except ValueError: raise ValueError(f"backend={backend!r} is not allowed; allowed: None, 'torchao'") from None
+        self.last_record = runtime.apply(self, model, sample=sample, calibration_data=calibration_data,
+                                         criteria=criteria)
     return self.last_record if return_record else model
 
 @patch

@@ -8,15 +8,13 @@ import importlib, math, warnings
 import numpy as np
 import torch
 import torch.nn as nn
-from ..core.granularity import is_transposed_linear
 from ..analyze.costs import CostModel
 from ..analyze.effects import QuantEffect
-from ..quantize.scheme import QuantScheme, quantize
+from ..quantize.scheme import QuantScheme
 from .options import PlanUnit
 
 # %% auto #0
-__all__ = ['BUILTIN_TARGETS', 'Target', 'register_target', 'plan_target', 'check_target_kinds', 'target_units', 'target_costs',
-           'plan_schemes', 'quantize_planned']
+__all__ = ['BUILTIN_TARGETS', 'Target', 'register_target', 'plan_target', 'check_target_kinds', 'target_units', 'target_costs']
 
 # %% ../../nbs/plan/targets.ipynb #529cafa0
 class Target:
@@ -47,10 +45,10 @@ class Target:
         "What a saved plan keeps of it (`plan_target` reads it back)."
         return {'name': self.name}
     def export(self, plan, model, path, **kwargs):
-        "Write `plan` applied to `model` in the runtime's format."
+        "Write `plan` applied to `model` (`apply_plan`'s keywords in `kwargs`) in the runtime's format."
         raise ValueError(f"target {self.name!r} has no exporter")
     def apply(self, plan, model, **kwargs):
-        "Compress `model` in place with the runtime's own tensors (an in-process backend)."
+        "Compress `model` in place with the runtime's own tensors (an in-process backend); the `ApplyRecord`."
         raise ValueError(f"backend={self.name!r} is not an in-process backend; only targets that quantize in the "
                          f"running process are (torchao); use plan.export(model, path) for {self.name}")
     def __repr__(self): return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.as_dict().items())})"
@@ -152,30 +150,3 @@ def target_costs(target:Target|None,  # the plan's target (None: `costs` as it i
     tc = _TargetCosts(**costs.to_dict())
     tc.target = target
     return tc
-
-# %% ../../nbs/plan/targets.ipynb #3659c5c6
-def plan_schemes(plan,         # a `Plan`
-                 model=None,   # the model (the weights' shapes); None: the plan's cost model's
-                ) -> dict:
-    "Layer -> the `QuantScheme` its planned bits mean: the target's (`plan.settings['target']`), else the default."
-    target = plan_target(plan.settings.get('target'))
-    bits = plan.bits_map()
-    if target is None: return {l: QuantScheme(b) for l, b in bits.items()}
-    def shape(l):
-        if model is not None: return tuple(model.get_submodule(l).weight.shape)
-        return tuple(plan.costs.shapes[plan.costs.layers[l]])
-    return {l: target.scheme(b, shape(l)) for l, b in bits.items()}
-
-def quantize_planned(plan,                  # a `Plan` (made for a target, or not)
-                     model:nn.Module,       # the model to quantize in place (its planned layers)
-                    ) -> dict:
-    ("Quantize the planned layers of `model` in place with `plan_schemes` (round to nearest on each scheme's grid); "
-     "layer -> the `QTensor` written, for the exporters.")
-    out = {}
-    with torch.no_grad():
-        for layer, scheme in plan_schemes(plan, model).items():
-            m = model.get_submodule(layer)
-            qt = quantize(m.weight, scheme, 1 if is_transposed_linear(m) else 0)
-            m.weight.copy_(qt.dequantize())
-            out[layer] = qt
-    return out
