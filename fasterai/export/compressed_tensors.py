@@ -67,7 +67,7 @@ def export_compressed_tensors(plan,             # a `Plan` made with target='com
     m.save_pretrained(path)
     compressor.update_config(path)
     files = sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
-    return Exported('compressed-tensors', path, files, plan.figures['bytes'], checkpoint_bytes(path))
+    return Exported('compressed-tensors', path, files, plan.figures['bytes'], checkpoint_bytes(path), None, record)
 
 def checkpoint_bytes(path,   # a directory with safetensors files
                     ) -> int:

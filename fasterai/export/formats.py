@@ -81,6 +81,7 @@ class Exported:
     planned_bytes:float        # `plan.figures['bytes']`: the whole model, as the target stores it
     tensor_bytes:float|None    # the tensors' bytes in the written checkpoint (None: the runtime writes them itself)
     command:str|None = None    # what to run next (llama.cpp: the conversion and llama-quantize)
+    record:object = None       # the `ApplyRecord` whose codes were written (None: the runtime rounds them itself)
 
     @property
     def bytes_error(self) -> float|None:
