@@ -100,7 +100,7 @@ def main():
     print(f"model: LLaMA {a.layers} blocks, hidden {a.hidden}, {sum(p.numel() for p in llama.parameters()) / 1e6:.2f}"
           f"M parameters, trained {a.steps} steps; sweep and training {time.perf_counter() - t0:.0f} s")
     out = Path(tempfile.mkdtemp())
-    llama.save_pretrained(out / 'dense')
+    with quiet(): llama.save_pretrained(out / 'dense')
     def disk(d): return sum(f.stat().st_size for f in Path(d).glob('*.safetensors'))
     def load_time(d):
         best = float('inf')
