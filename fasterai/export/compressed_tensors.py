@@ -7,25 +7,34 @@ from __future__ import annotations
 from pathlib import Path
 import torch
 import torch.nn as nn
+import json
 from ..core.model import check_model
+from ..core.offload import is_offloaded, offloaded_tensors, stored_value, StoredState
 from ..plan.targets import plan_target
+from ..plan.apply import apply_plan
 from .formats import Exported, check_destination, require, applied_copy
 
 # %% auto #0
 __all__ = ['export_compressed_tensors', 'checkpoint_bytes']
 
 # %% ../../nbs/export/compressed_tensors.ipynb #5f2e7249
-def _config(qts:dict):
+def _config(qts:dict,          # layer -> the `QTensor` it holds
+            written:bool=False, # the config of a written checkpoint (packed, status 'compressed'), not of a model
+            ignore=(),          # the linear layers left as they are (a written checkpoint's config lists them)
+           ):
     "A compressed-tensors `QuantizationConfig`: one group per scheme, its targets the layers that take it."
     q = require('compressed_tensors.quantization', 'compressed-tensors')
+    fmt = 'pack-quantized' if written else None
     by_scheme = {}
     for layer, qt in qts.items(): by_scheme.setdefault(qt.scheme, []).append(layer)
     groups = {}
     for i, (s, layers) in enumerate(sorted(by_scheme.items(), key=lambda kv: (kv[0].bits, kv[0].group_size or 0))):
         args = q.QuantizationArgs(num_bits=s.bits, type='int', symmetric=s.symmetric,
                                   strategy='group' if s.group_size else 'channel', group_size=s.group_size)
-        groups[f"group_{i}"] = q.QuantizationScheme(targets=layers, weights=args)
-    return q.QuantizationConfig(config_groups=groups, quantization_status=q.QuantizationStatus.FROZEN, ignore=[])
+        groups[f"group_{i}"] = q.QuantizationScheme(targets=layers, weights=args, format=fmt)
+    if not written: return q.QuantizationConfig(config_groups=groups, quantization_status='frozen', ignore=[])
+    return q.QuantizationConfig(config_groups=groups, quantization_status='compressed', format=fmt,
+                                ignore=list(ignore))
 
 def _check_exportable(plan, model:nn.Module):
     "Refuse, before any work, a plan for another target, a model transformers cannot save, a tied quantized weight."
@@ -52,6 +61,7 @@ def export_compressed_tensors(plan,             # a `Plan` made with target='com
     lifecycle = require('compressed_tensors.quantization', 'compressed-tensors')
     compressors = require('compressed_tensors.compressors', 'compressed-tensors')
     pack = require('compressed_tensors.compressors.pack_quantized.helpers', 'compressed-tensors').pack_to_int32
+    if is_offloaded(model): return _export_offloaded(plan, model, path, compressors, pack, **kwargs)
     m, record = applied_copy(plan, model, **kwargs)
     qts = {n: r.qtensor for n, r in record.items() if r.qtensor is not None}
     lifecycle.apply_quantization_config(m, _config(qts), show_progress=False)
@@ -84,3 +94,61 @@ def checkpoint_bytes(path,   # a directory with safetensors files
 
 _DTYPES = {'F64': 'float64', 'F32': 'float32', 'F16': 'float16', 'BF16': 'bfloat16', 'I64': 'int64', 'I32': 'int32',
            'I16': 'int16', 'I8': 'int8', 'U8': 'uint8', 'BOOL': 'bool'}
+
+# %% ../../nbs/export/compressed_tensors.ipynb #373be5d5
+def _export_offloaded(plan, model:nn.Module, path:Path, compressors, pack, max_shard_bytes:int=2**30,
+                      **kwargs) -> Exported:
+    "Apply `plan` to the offloaded `model` in place, put its values back, then write the record tensor by tensor."
+    stored = StoredState(model)
+    try:
+        record = apply_plan(plan, model, **kwargs)
+        if record.quantizer is not None: record.quantizer.restore()
+    finally: stored.restore()                        # the weights maps hold exactly what they held
+    qts = {n: r.qtensor for n, r in record.items() if r.qtensor is not None}
+    path.mkdir(parents=True, exist_ok=True)
+    shards = _Shards(path, max_shard_bytes)
+    where = offloaded_tensors(model)
+    seen = set()
+    for name, t in model.state_dict(keep_vars=True).items():
+        if id(t) in seen: continue                   # a tied tensor, written once (transformers ties it again)
+        seen.add(id(t))
+        layer, _, attr = name.rpartition('.')
+        if layer in qts and attr == 'weight':
+            qt = qts[layer]
+            shards.add(f"{layer}.weight_packed", pack(qt.codes.to(torch.int8), qt.scheme.bits))
+            shards.add(f"{layer}.weight_scale", qt.scale.to(qt.dtype))
+            shards.add(f"{layer}.weight_shape", torch.tensor(tuple(qt.shape)))
+        else: shards.add(name, stored_value(*where[name]) if name in where else t.detach())
+    shards.close()
+    model.config.save_pretrained(path)
+    if getattr(model, 'generation_config', None) is not None: model.generation_config.save_pretrained(path)
+    linears = [n for n, m in model.named_modules() if isinstance(m, nn.Linear) and n not in qts]
+    compressors.ModelCompressor(quantization_config=_config(qts, written=True, ignore=linears)).update_config(path)
+    files = sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
+    return Exported('compressed-tensors', path, files, plan.figures['bytes'], checkpoint_bytes(path), None, record)
+
+class _Shards:
+    "safetensors files of at most `limit` bytes each, written as tensors come (one file: `model.safetensors`)."
+    def __init__(self, path:Path, limit:int):
+        self.st = require('safetensors.torch', 'compressed-tensors')
+        self.path, self.limit, self.files, self.index, self.tensors, self.size = path, limit, [], {}, {}, 0
+    def add(self, name:str, t:torch.Tensor):
+        n = t.numel() * t.element_size()
+        if self.tensors and self.size + n > self.limit: self.flush()
+        self.tensors[name], self.size = t.detach().to('cpu').contiguous(), self.size + n
+    def flush(self):
+        f = self.path / f"part-{len(self.files)}.safetensors"
+        self.st.save_file(self.tensors, f, metadata={'format': 'pt'})
+        self.files.append(f)
+        self.index.update({k: f for k in self.tensors})
+        self.tensors, self.size = {}, 0
+    def close(self):
+        if self.tensors: self.flush()
+        if len(self.files) == 1:
+            self.files[0].rename(self.path / 'model.safetensors')
+            return
+        names = {f: f"model-{i + 1:05d}-of-{len(self.files):05d}.safetensors" for i, f in enumerate(self.files)}
+        for f, n in names.items(): f.rename(self.path / n)
+        total = sum((self.path / n).stat().st_size for n in names.values())
+        (self.path / 'model.safetensors.index.json').write_text(json.dumps(
+            {'metadata': {'total_size': total}, 'weight_map': {k: names[f] for k, f in self.index.items()}}, indent=2))
