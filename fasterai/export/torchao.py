@@ -46,10 +46,10 @@ def apply_torchao(plan,             # a `Plan` made with target='torchao'
                          f"plan_compression(..., target='torchao')")
     require('torchao.quantization', 'torchao')
     if is_offloaded(model):
-        raise ValueError("backend='torchao' puts torchao's tensors in the modules of the running model, and accelerate's "
-                         "hooks would put the stored float weights back at each forward of an offloaded one: load the "
-                         "model on one device, or export it with target='compressed-tensors', which writes offloaded "
-                         "models")
+        raise ValueError("backend='torchao' puts torchao's tensors in the modules of the running model, and "
+                         "accelerate's hooks would put the stored float weights back at each forward of an offloaded "
+                         "one: load the model on one device, or export it with target='compressed-tensors', which "
+                         "writes offloaded models")
     record = apply_plan(plan, model, **kwargs)
     if record.quantizer is not None:    # its float grids (and float32 hooks) give way to torchao's tensors
         record.quantizer.restore()
