@@ -52,6 +52,7 @@ def _check_exportable(plan, model:nn.Module):
 def export_compressed_tensors(plan,             # a `Plan` made with target='compressed-tensors'
                               model:nn.Module,  # the transformers model it was made for (left unchanged)
                               path,             # a new or empty directory
+                              max_shard_bytes:int=2**30,  # the largest safetensors file; a larger model is sharded
                               **kwargs,         # `apply_plan`'s: calibration_data (GPTQ reads it), sample, criteria
                              ) -> Exported:
     "Save `model` with `plan` applied as a compressed-tensors checkpoint that transformers and vLLM load."
@@ -61,7 +62,7 @@ def export_compressed_tensors(plan,             # a `Plan` made with target='com
     lifecycle = require('compressed_tensors.quantization', 'compressed-tensors')
     compressors = require('compressed_tensors.compressors', 'compressed-tensors')
     pack = require('compressed_tensors.compressors.pack_quantized.helpers', 'compressed-tensors').pack_to_int32
-    if is_offloaded(model): return _export_offloaded(plan, model, path, compressors, pack, **kwargs)
+    if is_offloaded(model): return _export_offloaded(plan, model, path, compressors, pack, max_shard_bytes, **kwargs)
     m, record = applied_copy(plan, model, **kwargs)
     qts = {n: r.qtensor for n, r in record.items() if r.qtensor is not None}
     lifecycle.apply_quantization_config(m, _config(qts), show_progress=False)
@@ -74,7 +75,7 @@ def export_compressed_tensors(plan,             # a `Plan` made with target='com
     with torch.no_grad():                   # the record's codes, packed by the library: nothing is rounded again
         for layer, qt in qts.items():
             m.get_submodule(layer).weight_packed.copy_(pack(qt.codes.to(torch.int8), qt.scheme.bits))
-    m.save_pretrained(path)
+    m.save_pretrained(path, max_shard_size=max_shard_bytes)
     compressor.update_config(path)
     files = sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
     return Exported('compressed-tensors', path, files, plan.figures['bytes'], checkpoint_bytes(path), None, record)
@@ -96,8 +97,7 @@ _DTYPES = {'F64': 'float64', 'F32': 'float32', 'F16': 'float16', 'BF16': 'bfloat
            'I16': 'int16', 'I8': 'int8', 'U8': 'uint8', 'BOOL': 'bool'}
 
 # %% ../../nbs/export/compressed_tensors.ipynb #373be5d5
-def _export_offloaded(plan, model:nn.Module, path:Path, compressors, pack, max_shard_bytes:int=2**30,
-                      **kwargs) -> Exported:
+def _export_offloaded(plan, model:nn.Module, path:Path, compressors, pack, max_shard_bytes:int, **kwargs) -> Exported:
     "Apply `plan` to the offloaded `model` in place, put its values back, then write the record tensor by tensor."
     stored = StoredState(model)
     try:
