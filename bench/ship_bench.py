@@ -55,16 +55,6 @@ def equal_damage(base, damage, kl_of, steps:int=10):
         else: lo = mid
     return best
 
-def q4_k_m(plan, n_layers:int) -> dict:
-    "llama.cpp's Q4_K_M choice for `plan`'s units: 6 bits where its rule gives Q6_K, else 4 (llama.cpp's `use_more_bits`)."
-    def more(i): return i < n_layers // 8 or i >= 7 * n_layers // 8 or (i - n_layers // 8) % 3 == 2
-    def bits(name):
-        if name == 'lm_head': return 6
-        parts = name.split('.')
-        if name.endswith(('self_attn.v_proj', 'mlp.down_proj')) and more(int(parts[2])): return 6
-        return 4
-    return {u.name: bits(u.name) for u in plan.units}
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--hidden', type=int, default=256)
@@ -118,7 +108,7 @@ def main():
     def plan_for(target):
         with quiet(): return plan_compression(sweep, {'bytes': 100}, llama, valid[0][0], target=target)
     compressed_tensors(plan_for, llama, kl_of, out, disk, dense_disk, load_time, checkpoint_bytes)
-    llama_cpp(plan_for, kl_of, a.layers, dense_disk)
+    llama_cpp(plan_for, llama, kl_of, dense_disk)
     torchao(plan_for, llama, kl, kl_of, dense_disk, state_dict_bytes)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s; load average after: {load()}")
 
@@ -136,12 +126,14 @@ def compressed_tensors(plan_for, llama, kl_of, out, disk, dense_disk, load_time,
                   f"{checkpoint_bytes(d) / q.figures['bytes'] - 1:+.2%} of planned), KL {kl_of(q):.3e}, "
                   f"load {load_time(d) * 1e3:.0f} ms")
 
-def llama_cpp(plan_for, kl_of, n_layers, dense_disk):
+def llama_cpp(plan_for, llama, kl_of, dense_disk):
+    from fasterai.export import q4_k_m_bits
     "Uniform GGUF types and a Q4_K_M-like mix against the smallest plan at their measured KL (bytes as GGUF stores)."
     base = plan_for('llama.cpp')
     print("\nllama.cpp (bytes as GGUF stores them; no file written, llama.cpp is not installed here)")
-    formats = {'Q4_K': {u.name: 4 for u in base.units}, 'Q4_K_M-like': q4_k_m(base, n_layers),
-               'Q6_K': {u.name: 6 for u in base.units}, 'Q8_0': {u.name: 8 for u in base.units}}
+    units = [u.name for u in base.units]
+    formats = {'Q4_K': {u: 4 for u in units}, 'Q4_K_M-like': q4_k_m_bits(llama, units),
+               'Q6_K': {u: 6 for u in units}, 'Q8_0': {u: 8 for u in units}}
     for name, bits in formats.items():
         u = uniform(base, bits)
         p = equal_damage(base, kl_of(u), kl_of)

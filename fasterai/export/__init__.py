@@ -8,7 +8,7 @@ __all__ = []
 # %% ../../nbs/export/index.ipynb #634df94f
 from .formats import (GGUF_TYPES, GGUFType, CompressedTensors, LlamaCpp, TorchAO, Exported,
                                      applied_copy)
-from .llamacpp import gguf_names, tensor_type_args
+from .llamacpp import gguf_names, tensor_type_args, q4_k_m_bits
 from .torchao import state_dict_bytes
 __all__ = ['GGUF_TYPES', 'GGUFType', 'CompressedTensors', 'LlamaCpp', 'TorchAO', 'Exported', 'applied_copy',
-           'gguf_names', 'tensor_type_args', 'state_dict_bytes']
+           'gguf_names', 'tensor_type_args', 'q4_k_m_bits', 'state_dict_bytes']

@@ -12,7 +12,7 @@ from ..plan.targets import plan_target
 from .formats import Exported, check_destination
 
 # %% auto #0
-__all__ = ['GGUF_NAMES', 'gguf_names', 'tensor_type_args', 'export_llamacpp']
+__all__ = ['GGUF_NAMES', 'gguf_names', 'tensor_type_args', 'export_llamacpp', 'q4_k_m_bits']
 
 # %% ../../nbs/export/llamacpp.ipynb #e8e86e68
 # module name (HF transformers) -> GGUF tensor name, per family (llama.cpp's convert_hf_to_gguf.py / gguf-py names)
@@ -95,3 +95,18 @@ def export_llamacpp(plan,                   # a `Plan` made with target='llama.c
     if save_model: model.save_pretrained(path / 'model')
     files = sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
     return Exported('llama.cpp', path, files, plan.figures['bytes'], None, command)
+
+# %% ../../nbs/export/llamacpp.ipynb #5eb8ac61
+def q4_k_m_bits(model:nn.Module,  # an HF LLaMA-family or GPT-2 model
+                layers:list,      # the layers to give a type (e.g. the units of a plan for llama.cpp)
+               ) -> dict:
+    "Layer -> bits of a Q4_K_M-like mix: 6 (Q6_K) where llama.cpp's main Q4_K_M rules give Q6_K, else 4 (Q4_K)."
+    names = gguf_names(model, layers)
+    n = model.config.num_hidden_layers
+    def more(i): return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2     # llama.cpp's use_more_bits
+    def bits(gguf:list) -> int:
+        for g in gguf:
+            m = re.fullmatch(r'blk\.(\d+)\.(attn_v|ffn_down)', g)
+            if g == 'output' or m and more(int(m.group(1))): return 6
+        return 4
+    return {l: bits(g) for l, g in names.items()}
