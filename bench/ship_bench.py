@@ -55,6 +55,12 @@ def equal_damage(base, damage, kl_of, steps:int=10):
         else: lo = mid
     return best
 
+def against(base, formats:dict, kl_of):
+    "Per format (name -> bits, or unit -> bits): its name, the format as a plan, the smallest plan at its measured KL."
+    for name, bits in formats.items():
+        u = uniform(base, bits if isinstance(bits, dict) else {n.name: bits for n in base.units})
+        yield name, u, equal_damage(base, kl_of(u), kl_of)
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--hidden', type=int, default=256)
@@ -103,8 +109,8 @@ def main():
         return best
     dense_disk = disk(out / 'dense')
     load_time(out / 'dense')                                  # a first load pays the libraries' set-up: not timed
-    print(f"dense float32: {dense_disk / 1e6:.3f} MB on disk, load (with one forward) {load_time(out / 'dense') * 1e3:.0f}"
-          f" ms\n")
+    print(f"dense float32: {dense_disk / 1e6:.3f} MB on disk, "
+          f"load (with one forward) {load_time(out / 'dense') * 1e3:.0f} ms\n")
     def plan_for(target):
         with quiet(): return plan_compression(sweep, {'bytes': 100}, llama, valid[0][0], target=target)
     compressed_tensors(plan_for, llama, kl_of, out, disk, dense_disk, load_time, checkpoint_bytes)
@@ -116,9 +122,7 @@ def compressed_tensors(plan_for, llama, kl_of, out, disk, dense_disk, load_time,
     "Uniform W4A16 and W8A16 against the smallest plan at their measured KL: exported, on disk, loaded back."
     base = plan_for('compressed-tensors')
     print("compressed-tensors (vLLM, transformers): uniform format vs the smallest plan at its measured KL")
-    for name, bits in (('W4A16', 4), ('W8A16', 8)):
-        u = uniform(base, {n.name: bits for n in base.units})
-        p = equal_damage(base, kl_of(u), kl_of)
+    for name, u, p in against(base, {'W4A16': 4, 'W8A16': 8}, kl_of):
         for label, q in ((name, u), ('plan', p)):
             d = out / f"ct-{name}-{label}"
             with quiet(): q.export(llama, d)
@@ -127,16 +131,12 @@ def compressed_tensors(plan_for, llama, kl_of, out, disk, dense_disk, load_time,
                   f"load {load_time(d) * 1e3:.0f} ms")
 
 def llama_cpp(plan_for, llama, kl_of, dense_disk):
-    from fasterai.export import q4_k_m_bits
     "Uniform GGUF types and a Q4_K_M-like mix against the smallest plan at their measured KL (bytes as GGUF stores)."
+    from fasterai.export import q4_k_m_bits
     base = plan_for('llama.cpp')
     print("\nllama.cpp (bytes as GGUF stores them; no file written, llama.cpp is not installed here)")
-    units = [u.name for u in base.units]
-    formats = {'Q4_K': {u: 4 for u in units}, 'Q4_K_M-like': q4_k_m_bits(llama, units),
-               'Q6_K': {u: 6 for u in units}, 'Q8_0': {u: 8 for u in units}}
-    for name, bits in formats.items():
-        u = uniform(base, bits)
-        p = equal_damage(base, kl_of(u), kl_of)
+    formats = {'Q4_K': 4, 'Q4_K_M-like': q4_k_m_bits(llama, [u.name for u in base.units]), 'Q6_K': 6, 'Q8_0': 8}
+    for name, u, p in against(base, formats, kl_of):
         size = f"{p.figures['bytes'] / 1e6:.3f} MB ({p.figures['bytes'] / dense_disk:.1%}), KL {kl_of(p):.3e}"
         print(f"  {name:>12}: {u.figures['bytes'] / 1e6:.3f} MB ({u.figures['bytes'] / dense_disk:.1%} of dense), "
               f"KL {kl_of(u):.3e}; plan at that KL: {size}")
@@ -145,12 +145,10 @@ def torchao(plan_for, llama, kl, kl_of, dense_disk, state_dict_bytes):
     "Uniform int8 and int4 against the smallest plan at their measured KL, applied with torchao's tensors."
     base = plan_for('torchao')
     print("\ntorchao (in process, CPU layout: a byte per code; latency: not measured, no GPU lent)")
-    for name, bits in (('int8', 8), ('int4-g128', 4)):
-        u = uniform(base, {n.name: bits for n in base.units})
-        p = equal_damage(base, kl_of(u), kl_of)
+    for name, u, p in against(base, {'int8': 8, 'int4-g128': 4}, kl_of):
         for label, q in ((name, u), ('plan', p)):
             ao = q.apply(copy.deepcopy(llama), backend='torchao')
-            print(f"  {label:>9}: state dict {state_dict_bytes(ao) / 1e6:.3f} MB ({state_dict_bytes(ao) / dense_disk:.1%}"
-                  f" of dense), KL {kl(ao):.3e}")
+            size = state_dict_bytes(ao)
+            print(f"  {label:>9}: state dict {size / 1e6:.3f} MB ({size / dense_disk:.1%} of dense), KL {kl(ao):.3e}")
 
 if __name__ == '__main__': main()
