@@ -19,7 +19,7 @@ Junk on a page:
 - wide-signature:  an API signature line longer than `COLUMN` characters (the builder puts one parameter a line
                    when the whole signature does not fit the column);
 - wide-code:       a line of visible example code longer than `COLUMN` characters (it scrolls sideways: readers
-                   miss its end).
+                   miss its end), in a code cell or in a code block of the prose (an install line).
 - wide-table:      a table (a DataFrame output, a markdown table) wider than the 749 px column at 1400 px, estimated
                    from its HTML (`table_width`, calibrated with Chromium), or a text output that pandas wrapped
                    with a trailing `\` (its last columns land in a second block).
@@ -236,6 +236,15 @@ def _kind(src: str) -> str:
     body = [l for l in src.split('\n') if l.strip() and not l.lstrip().startswith('#')]
     if body and all(re.match(r'\s*(from\s+\S+\s+)?import\b', l) or l.startswith((' ', '\t')) for l in body): return 'import'
     return 'example'
+
+_PRE = re.compile(r'<pre\b[^>]*>(.*?)</pre>', re.S)
+
+def prose_code(h: str) -> list:
+    "The text of every code block of the prose (a markdown code block): not a cell's code, output or API signature."
+    taken = [m.span() for rx in (_OUT_PRE, _CODE) for m in rx.finditer(h)]
+    taken += [m.span('sig') for m in _ENTRY.finditer(h) if m.group('sig') is not None]
+    inside = lambda m: any(a <= m.start(1) and m.end(1) <= b for a, b in taken)
+    return [_strip(re.sub(r'</?code[^>]*>', '', m.group(1))) for m in _PRE.finditer(h) if not inside(m)]
 
 def code_cells(h: str) -> list:
     "(source, offset) of every visible input code cell."
@@ -498,6 +507,10 @@ def check_page(page: Path, site: Site, classes: set, mods: set, private: set = f
     for src, _, _ in cells:
         for line in src.split('\n'):
             if len(line.rstrip()) > COLUMN: fails['wide-code'].append(f'{len(line.rstrip())} chars: {line.strip()[:90]}')
+    for src in prose_code(main):
+        for line in src.split('\n'):
+            if len(line.rstrip()) > COLUMN:
+                fails['wide-code'].append(f'in the text, {len(line.rstrip())} chars: {line.strip()[:80]}')
     n_test = sum(len(src.strip('\n').split('\n')) for src, _, k in cells if k == 'test')
     n_ex = sum(len(src.strip('\n').split('\n')) for src, _, k in cells if k == 'example')
     tutorial = rel.startswith('tutorials/')

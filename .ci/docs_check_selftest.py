@@ -68,6 +68,10 @@ PLANTS = [
      _after_header('<p>It calls <code>_validate</code> (a hidden test checks it), measured at commit e1b048d.</p>')),
     ('wide-table', "a 14-column DataFrame (about 1,400 px) in an output", _before_section(_wide_df())),
     ('wide-table', "a text output that pandas wrapped with a trailing '\\'", _before_section(_WRAPPED_OUT)),
+    ('wide-code', "a shell line of 110 characters in a code block of the prose (not a cell)",
+     _before_section('<div class="sourceCode" id="cb99"><pre class="sourceCode sh code-with-copy"><code class="sourceCode '
+                     'bash"><span class="ex">pip</span> install "fasterai @ git+https://github.com/fasterai/fasterai" '
+                     '&amp;&amp; pip install -e ".[fastai,transformers]"</code></pre></div>')),
     ('late-example', "six long paragraphs between the title and the first example",
      _after_header(('<p>' + 'Why this exists, at length. ' * 20 + '</p>\n') * 6)),
 ]
