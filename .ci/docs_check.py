@@ -19,10 +19,13 @@ Junk on a page:
 - wide-signature:  an API signature line longer than `COLUMN` characters (the builder puts one parameter a line
                    when the whole signature does not fit the column);
 - wide-code:       a line of visible example code longer than `COLUMN` characters (it scrolls sideways: readers
-                   miss its end).
+                   miss its end), in a code cell or in a code block of the prose (an install line).
 - wide-table:      a table (a DataFrame output, a markdown table) wider than the 749 px column at 1400 px, estimated
                    from its HTML (`table_width`, calibrated with Chromium), or a text output that pandas wrapped
                    with a trailing `\` (its last columns land in a second block).
+- small-figure:    a figure (a PNG `<img>`, inline or a file) so wide in inches that the column shrinks its 10-point
+                   text (matplotlib's default, tick labels included) under 8 px: the figure's inches from its PNG
+                   (width over the dpi of its pHYs chunk), shown at most 749 px (or its `width=`).
 The prose:
 - dangling-caption: a paragraph ending in `:` followed by nothing it introduces (a paragraph, a heading, the end of
                    its section: the cell it announced is hidden), or a heading whose section is empty;
@@ -71,7 +74,7 @@ root = Path(__file__).resolve().parent.parent
 ENFORCED = {'progress-bar', 'warning', 'builder-path', 'class-as-def', 'raw-link', 'no-param-table', 'test-first',
             'factory', 'dead-anchor', 'no-source', 'returns-param', 'site-chrome', 'wide-signature',
             'empty-details', 'test-ratio', 'tutorial-tests', 'tutorial-figure', 'wide-output',
-            'wide-code', 'bad-source', 'dangling-caption', 'makers-words', 'wide-table', 'late-example'}
+            'wide-code', 'bad-source', 'dangling-caption', 'makers-words', 'wide-table', 'late-example', 'small-figure'}
 # TEMPORARY, per page: pages that still break an enforced rule, reported there and enforced everywhere else (a page
 # not listed fails the build). Each entry is a page its owner fixes after the merge; then it leaves the list, and an
 # empty list leaves only the rule. `--enforce-all` ignores the list.
@@ -79,9 +82,9 @@ PENDING_PAGE_FIXES: dict = {
     # empty: every page passes every enforced rule (2026-12-02)
 }
 RULES = ['progress-bar', 'warning', 'builder-path', 'factory', 'wide-output', 'wide-signature', 'wide-code',
-         'wide-table', 'class-as-def', 'raw-link', 'no-param-table', 'empty-details', 'returns-param', 'no-source',
-         'bad-source', 'dead-anchor', 'test-first', 'test-ratio', 'late-example', 'tutorial-tests', 'tutorial-figure',
-         'dangling-caption', 'makers-words', 'site-chrome']
+         'wide-table', 'small-figure', 'class-as-def', 'raw-link', 'no-param-table', 'empty-details', 'returns-param',
+         'no-source', 'bad-source', 'dead-anchor', 'test-first', 'test-ratio', 'late-example', 'tutorial-tests',
+         'tutorial-figure', 'dangling-caption', 'makers-words', 'site-chrome']
 PER_PAGE = {'test-ratio', 'tutorial-figure', 'late-example'}       # rules counted once a page (the summary says `pages`)
 assert set(RULES) == ENFORCED and set(PENDING_PAGE_FIXES) <= ENFORCED
 
@@ -236,6 +239,15 @@ def _kind(src: str) -> str:
     body = [l for l in src.split('\n') if l.strip() and not l.lstrip().startswith('#')]
     if body and all(re.match(r'\s*(from\s+\S+\s+)?import\b', l) or l.startswith((' ', '\t')) for l in body): return 'import'
     return 'example'
+
+_PRE = re.compile(r'<pre\b[^>]*>(.*?)</pre>', re.S)
+
+def prose_code(h: str) -> list:
+    "The text of every code block of the prose (a markdown code block): not a cell's code, output or API signature."
+    taken = [m.span() for rx in (_OUT_PRE, _CODE) for m in rx.finditer(h)]
+    taken += [m.span('sig') for m in _ENTRY.finditer(h) if m.group('sig') is not None]
+    inside = lambda m: any(a <= m.start(1) and m.end(1) <= b for a, b in taken)
+    return [_strip(re.sub(r'</?code[^>]*>', '', m.group(1))) for m in _PRE.finditer(h) if not inside(m)]
 
 def code_cells(h: str) -> list:
     "(source, offset) of every visible input code cell."
@@ -418,6 +430,56 @@ def wide_tables(main: str) -> list:
 # pages, least squares over what precedes it): the title block, then per paragraph and per line of it (wrapped at
 # `TOP_CPL` characters), per list item and line, per heading, per line of code (signatures included), per code block,
 # per table row. RMS error 54 px, largest 190 px (a page of long lists).
+# ---------------------------------------------------------------- figures
+# A figure is drawn in inches (matplotlib: 10 pt text by default, tick labels included) and saved at some dpi (its
+# PNG's pHYs chunk; these docs save at 200); the page shows it at most COLUMN_PX wide. Its 10-point text is then
+# 10 / 72 * shown px / figure inches tall: a 10-inch figure in the column gives 10.4 px, the 21-inch row of seven
+# panels that core/schedule had gave 5 px. Below MIN_FIGURE_TEXT_PX the labels are not read without zooming.
+MIN_FIGURE_TEXT_PX = 8.0
+
+def png_size(data: bytes) -> tuple | None:
+    "(width px, height px, dpi) of a PNG's header (dpi from its pHYs chunk, else matplotlib's 100), or None."
+    import struct
+    if data[:8] != b'\x89PNG\r\n\x1a\n': return None
+    w, h = struct.unpack('>II', data[16:24])
+    dpi, i = 100.0, 8
+    while i + 8 <= len(data):
+        n, kind = struct.unpack('>I', data[i:i + 4])[0], data[i + 4:i + 8]
+        if kind == b'pHYs' and n == 9:
+            x, _, unit = struct.unpack('>IIB', data[i + 8:i + 17])
+            if unit == 1 and x: dpi = x * 0.0254                      # pixels per metre
+        if kind == b'IDAT': break
+        i += 12 + n
+    return w, h, dpi
+
+def figure_text_px(width: int, dpi: float, shown_max: float | None = None) -> float:
+    "Height in screen px of the figure's 10-point text once the page scales it to the column (or to its width attr)."
+    shown = min(width, COLUMN_PX, shown_max or width)
+    return 10 / 72 * shown / (width / dpi)
+
+def small_figures(main: str, page: Path) -> list:
+    "Figures (`<img>` PNGs, inline or files) whose 10-point text is under MIN_FIGURE_TEXT_PX tall in the column."
+    import base64
+    out = []
+    for m in re.finditer(r'<img\b[^>]*>', main):
+        tag = m.group(0)
+        src = re.search(r'src="([^"]+)"', tag)
+        if not src: continue
+        src = src.group(1)
+        if src.startswith('data:image/png;base64,'):
+            data = base64.b64decode(src[len('data:image/png;base64,'):][:4096] + '==')
+        elif src.lower().endswith('.png') and not urlsplit(src).scheme and (page.parent / unquote(src)).is_file():
+            data = (page.parent / unquote(src)).read_bytes()[:4096]
+        else: continue
+        size = png_size(data)
+        if not size: continue
+        attr = re.search(r'\bwidth="?(\d+)', tag)
+        px = figure_text_px(size[0], size[2], float(attr.group(1)) if attr else None)
+        if px < MIN_FIGURE_TEXT_PX:
+            out.append(f'a {size[0] / size[2]:.1f}-inch wide figure ({size[0]} px at {size[2]:.0f} dpi) shown at most '
+                       f'{COLUMN_PX} px: its 10-pt text is {px:.1f} px tall')
+    return out
+
 FIRST_SCREEN_PX = 900                 # the window's height: what a reader sees before scrolling
 EXAMPLE_VISIBLE_PX = 60               # the example's first lines (the top of its cell plus 3 lines) must be on it
 TOP_CPL = 95
@@ -470,6 +532,7 @@ def check_page(page: Path, site: Site, classes: set, mods: set, private: set = f
     fails['wide-table'] += wide_tables(main)
     fails['bad-source'] += bad_sources(main)
     fails['dangling-caption'] += dangling_captions(main)
+    fails['small-figure'] += small_figures(main, page)
     fails['makers-words'] += makers_words(main, private)
     entries = api_entries(main)
     for e in entries:
@@ -498,6 +561,10 @@ def check_page(page: Path, site: Site, classes: set, mods: set, private: set = f
     for src, _, _ in cells:
         for line in src.split('\n'):
             if len(line.rstrip()) > COLUMN: fails['wide-code'].append(f'{len(line.rstrip())} chars: {line.strip()[:90]}')
+    for src in prose_code(main):
+        for line in src.split('\n'):
+            if len(line.rstrip()) > COLUMN:
+                fails['wide-code'].append(f'in the text, {len(line.rstrip())} chars: {line.strip()[:80]}')
     n_test = sum(len(src.strip('\n').split('\n')) for src, _, k in cells if k == 'test')
     n_ex = sum(len(src.strip('\n').split('\n')) for src, _, k in cells if k == 'example')
     tutorial = rel.startswith('tutorials/')

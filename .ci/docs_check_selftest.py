@@ -55,6 +55,17 @@ def _after_header(extra: str):
 def _before_section(extra: str):
     return lambda h: re.sub(r'(<section id=)', lambda m: extra + '\n' + m.group(1), h, count=1)
 
+def _png(width: int, height: int, dpi: int) -> str:
+    "An inline `<img>` of a PNG header (IHDR, pHYs at `dpi`, an empty IDAT): what the figure rule reads."
+    import base64, struct, zlib
+    def chunk(kind, data): return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data))
+    png = (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 6, 0, 0, 0))
+           + chunk(b'pHYs', struct.pack('>IIB', round(dpi / 0.0254), round(dpi / 0.0254), 1))
+           + chunk(b'IDAT', b'') + chunk(b'IEND', b''))
+    return (f'<div class="cell-output cell-output-display"><div><figure class="figure"><p><img '
+            f'src="data:image/png;base64,{base64.b64encode(png).decode()}" class="img-fluid figure-img"></p></figure>'
+            f'</div></div>')
+
 _WRAPPED_OUT = ('<div id="cell-99" class="cell"><div class="cell-output cell-output-stdout"><pre><code>'
                 '   layer  params  delta  \\\n0  conv1     864  -0.02  \n\n   status\n0  measured</code></pre></div></div>')
 # rule -> (what is planted, a function of the page's HTML that plants it); the pages have a `<section id=` and a header
@@ -68,6 +79,12 @@ PLANTS = [
      _after_header('<p>It calls <code>_validate</code> (a hidden test checks it), measured at commit e1b048d.</p>')),
     ('wide-table', "a 14-column DataFrame (about 1,400 px) in an output", _before_section(_wide_df())),
     ('wide-table', "a text output that pandas wrapped with a trailing '\\'", _before_section(_WRAPPED_OUT)),
+    ('wide-code', "a shell line of 110 characters in a code block of the prose (not a cell)",
+     _before_section('<div class="sourceCode" id="cb99"><pre class="sourceCode sh code-with-copy"><code class="sourceCode '
+                     'bash"><span class="ex">pip</span> install "fasterai @ git+https://github.com/fasterai/fasterai" '
+                     '&amp;&amp; pip install -e ".[fastai,transformers]"</code></pre></div>')),
+    ('small-figure', "a row of seven panels 21 inches wide (4,200 px at 200 dpi): its text 5 px tall in the column",
+     _before_section(_png(4200, 500, 200))),
     ('late-example', "six long paragraphs between the title and the first example",
      _after_header(('<p>' + 'Why this exists, at length. ' * 20 + '</p>\n') * 6)),
 ]
