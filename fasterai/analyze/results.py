@@ -472,7 +472,8 @@ def _sweep_to_layer_targets(self:SweepResult,
                             budget:str='params',   # weigh layers by 'params' or by compute ('flops', MACs)
                             metric:str|None=None,  # allocate by this metric's curves (None: `metric_name`)
                             extrapolate:bool=False,# allow levels beyond each layer's highest measured one (last slope)
-                            # 'erk': each layer's density within a band around ERK's (for training; see
+                            # 'erk' or 'magnitude': each layer's density within a band around ERK's or global
+                            # magnitude's (for training; see
                             # `fasterai.analyze.targets.prior_bounds`); None: the curves alone
                             prior:str|None=None,
                             band:float=.75,        # with a prior: density within [band, 1 / band] x the prior's
