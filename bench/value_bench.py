@@ -323,7 +323,8 @@ def workflow_targets(model, sweep, pct:float) -> dict:
 
 
 # other workflows measured next to the taught one: name -> `to_layer_targets` keywords
-CANDIDATES = {'workflow, band .5': dict(prior='erk', band=.5), 'workflow, magnitude prior': dict(prior='magnitude')}
+CANDIDATES = {'workflow, band .5': dict(prior='erk', band=.5),
+              'workflow, band (.75, .5)': dict(prior='erk', band=(.75, .5))}
 
 
 def candidate_targets(model, sweep, pct:float) -> dict:
@@ -591,7 +592,8 @@ def summary_tables(rows:list, reference:str):
     "Per kind of compression, each method's mean ± std; then the plan against the best baseline (paired)."
     ref = REFERENCE[reference]
     groups = _by_setting(rows)
-    plans = [m for m in (PLAN_TASK, PLAN_KL, PLAN_REFINED, WORKFLOW) if any(r['method'] == m for r in rows)]
+    named = (PLAN_TASK, PLAN_KL, PLAN_REFINED, WORKFLOW, *CANDIDATES)
+    plans = [m for m in named if any(r['method'] == m for r in rows)]
     for kind in dict.fromkeys(_kind(k[0]) for k in groups):
         keys = [k for k in groups if _kind(k[0]) == kind]
         present = {m for k in keys for m in _by_method(groups[k], plans)}
@@ -663,7 +665,8 @@ def main(argv=None):
     warnings.filterwarnings('ignore', message='.*higher_is_better inferred.*')
     for row in a.rows:
         t1 = time.perf_counter()
-        run = (lm_trained_rows if row == 'lm-trained' else lm_rows if row.startswith('lm') else compare_time if row == 'compare-time'
+        run = (lm_trained_rows if row == 'lm-trained' else lm_rows if row.startswith('lm')
+               else compare_time if row == 'compare-time'
                else trained_rows if row in ('digits-trained', 'resnet-trained')
                else pruning_trained_rows if row == 'digits-pruning-trained' else digits_rows)
         run(a, results, row)

@@ -186,17 +186,26 @@ def magnitude_levels(weights,           # per unit, its weight tensor
     return np.clip([100 * np.searchsorted(m, every[k - 1], side='right') / len(m) for m in mags], 0, hi)
 
 def prior_bounds(prior_pct,     # per unit, the prior's percent (ERK's)
-                 band:float,    # each unit's density within [band, 1 / band] x the prior's density
+                 # each unit's density within [band, 1 / band] x the prior's density; a pair (sparser, denser):
+                 # within [sparser, 1 / denser] x the prior's
+                 band:float|tuple,
                  min_pct:float=0,   # no unit gets less
                  max_pct:float=99,  # no unit gets more
                 ) -> tuple[np.ndarray, np.ndarray]:
-    "Per-unit `(lower, upper)` percents keeping each unit's density within a factor `1 / band` of the prior's."
-    if isinstance(band, bool) or not isinstance(band, (int, float)) or not 0 < band <= 1:
-        raise ValueError(f"band={band!r} must be a number in (0, 1]: 1 keeps the prior, smaller leaves more room")
+    "Per-unit `(lower, upper)` percents keeping each unit's density within a band around the prior's."
+    sparser, denser = _check_band(band)
     density = 100 - np.asarray(prior_pct, dtype=float)
-    lower = np.clip(100 - density / band, min_pct, max_pct)
-    upper = np.clip(100 - density * band, min_pct, max_pct)
+    lower = np.clip(100 - density / denser, min_pct, max_pct)
+    upper = np.clip(100 - density * sparser, min_pct, max_pct)
     return lower, upper
+
+def _check_band(band) -> tuple[float, float]:
+    "`band` as a pair `(sparser, denser)` of factors in (0, 1]."
+    pair = tuple(band) if isinstance(band, (tuple, list)) else (band, band)
+    if len(pair) != 2 or any(isinstance(b, bool) or not isinstance(b, (int, float)) or not 0 < b <= 1 for b in pair):
+        raise ValueError(f"band={band!r} must be a number in (0, 1] or a pair of them (sparser, denser): 1 keeps the "
+                         f"prior, smaller leaves more room")
+    return float(pair[0]), float(pair[1])
 
 # %% ../../nbs/analyze/targets.ipynb #2e6372c1
 def allocation_units(layers:list,  # the measured layers of a result
@@ -257,7 +266,7 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
                   # 'erk' or 'magnitude': each layer's density within a band around ERK's or global magnitude's;
                   # None: the curves alone
                   prior:str|None=None,
-                  band:float=.75,    # with a prior: density within [band, 1 / band] x the prior's
+                  band:float|tuple=.75, # with a prior: density within [band, 1 / band] x the prior's (prior_bounds)
                  ) -> dict[str, float]:
     "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
     if budget not in ('params', 'flops'):
