@@ -266,7 +266,7 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
                   # 'erk' or 'magnitude': each layer's density within a band around ERK's or global magnitude's;
                   # None: the curves alone
                   prior:str|None=None,
-                  band:float|tuple=.75, # with a prior: density within [band, 1 / band] x the prior's (prior_bounds)
+                  band:float|tuple=(.75, .5),  # with a prior: the band of `prior_bounds` around the prior's density
                  ) -> dict[str, float]:
     "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
     if budget not in ('params', 'flops'):
