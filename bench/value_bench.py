@@ -19,7 +19,8 @@ Rows (`--rows`, comma separated; default: all):
   digits-pruning          CNN, 50% of the MACs, one-shot and fine-tuned; also global pruning (torch-pruning, fasterai)
   digits-trained          CNN and MLP, 90/95/97% sparsity: every allocation trained in with `SparsifyCallback` (its
                           default schedule) for --finetune-epochs; the workflow the sparsify tutorial teaches (a sweep,
-                          then `to_layer_targets(..., prior='erk')`) against the heuristics; give --reference workflow
+                          then `to_layer_targets(..., prior='erk')`, its default band) against the heuristics, and the
+                          candidate workflows of `CANDIDATES`; give --reference workflow
   digits-pruning-trained  CNN, 50% of the MACs: the plan's pruning ratios (a pruning sweep, `plan_compression`) and
                           uniform pruning trained in with `PruneCallback` (default schedule) for --finetune-epochs,
                           against torch-pruning's global pruning (one shot) fine-tuned as long; --reference workflow
