@@ -279,15 +279,27 @@ def _ensure_hook(self:Sparsifier, name:str):
     self._watched.add(name)
     unit = self.layers[name]
     if not (unit.weight.is_leaf and unit.weight.requires_grad): return     # no optimizer moves it
-    def _got_grad(p):
-        sp = ref()
-        if sp is not None and name in sp.masks: sp._moved.add(name)
-    def _before_forward(module, args):
-        sp = ref()
-        if sp is not None and name in sp._moved and name in sp.masks: sp._reapply(name)
+    hook = _LayerHook(self, name)
     holder = unit.module if isinstance(unit, WeightUnit) else unit
-    self._handles += [unit.weight.register_post_accumulate_grad_hook(_got_grad),
-                      holder.register_forward_pre_hook(_before_forward)]
+    self._handles += [unit.weight.register_post_accumulate_grad_hook(hook.got_grad),
+                      holder.register_forward_pre_hook(hook.before_forward)]
+
+class _LayerHook:
+    """The hooks of one masked layer, bound weakly to its Sparsifier; pickled with the model (`torch.save`), they
+    come back inert."""
+    def __init__(self, sp:Sparsifier, name:str): self.ref, self.name = weakref.ref(sp), name
+    def __getstate__(self): return {'name': self.name}
+    def __setstate__(self, state): self.ref, self.name = _gone, state['name']
+    def got_grad(self, p):
+        "The weight got a gradient: an optimizer may move its masked entries."
+        sp = self.ref()
+        if sp is not None and self.name in sp.masks: sp._moved.add(self.name)
+    def before_forward(self, module, args):
+        "Zero the masked entries again if they may have moved."
+        sp = self.ref()
+        if sp is not None and self.name in sp._moved and self.name in sp.masks: sp._reapply(self.name)
+
+def _gone(): return None
 
 
 # %% ../../nbs/sparse/sparsifier.ipynb #40b2a323
