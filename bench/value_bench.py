@@ -19,10 +19,16 @@ Rows (`--rows`, comma separated; default: all):
   digits-pruning          CNN, 50% of the MACs, one-shot and fine-tuned; also global pruning (torch-pruning, fasterai)
   digits-trained          CNN and MLP, 90/95/97% sparsity: every allocation trained in with `SparsifyCallback` (its
                           default schedule) for --finetune-epochs; the workflow the sparsify tutorial teaches (a sweep,
-                          then `to_layer_targets(..., prior='erk')`) against the heuristics; give --reference workflow
+                          then `to_layer_targets(..., prior='erk')`, its default band) against the heuristics, and the
+                          candidate workflows of `CANDIDATES`; give --reference workflow
   digits-pruning-trained  CNN, 50% of the MACs: the plan's pruning ratios (a pruning sweep, `plan_compression`) and
                           uniform pruning trained in with `PruneCallback` (default schedule) for --finetune-epochs,
                           against torch-pruning's global pruning (one shot) fine-tuned as long; --reference workflow
+  lm-trained              LM, 60/70% of the linear layers' weights: every allocation trained in with `SparsifyCallback`
+                          (default schedule) over --lm-steps steps of fine-tuning (fastai, its default optimizer); the
+                          workflow the sparsify tutorial teaches against uniform, global magnitude, ERK, OWL and the
+                          depth ramp, and the candidate workflows of `CANDIDATES`; give --reference workflow
+  resnet-trained          the same as digits-trained on a ResNet-like CNN of the digits (three residual blocks)
   compare-time            the time of compare() on the digits CNN against one plan (sweep, solve) and its verification
 
     OMP_NUM_THREADS=1 python bench/value_bench.py --out value.json           # everything, 3 seeds, CPU
@@ -38,7 +44,7 @@ import torch
 import torch.nn as nn
 
 ROWS = ('lm-sparsity-magnitude', 'lm-sparsity-wanda', 'lm-bits', 'lm-joint', 'digits-sparsity', 'digits-bits',
-        'digits-pruning', 'digits-trained', 'digits-pruning-trained', 'compare-time')
+        'digits-pruning', 'digits-trained', 'digits-pruning-trained', 'compare-time', 'lm-trained', 'resnet-trained')
 PLAN_TASK, PLAN_KL, PLAN_REFINED = 'plan (task)', 'plan (KL)', 'plan (KL, refined)'
 WORKFLOW = 'workflow (as taught)'   # sparsity: sweep, to_layer_targets(prior='erk'); pruning: the plan's ratios
 REFERENCE = {'refined': PLAN_REFINED, 'kl': PLAN_KL, 'task': PLAN_TASK, 'workflow': WORKFLOW}
@@ -54,6 +60,7 @@ def parse_args(argv=None):
     p.add_argument('--reference', default='refined', choices=list(REFERENCE), help='the plan differences are from')
     p.add_argument('--refine', type=int, default=2, help='rounds of Plan.refine on the KL plan (0: none)')
     p.add_argument('--finetune-epochs', type=int, default=2, help='epochs of the fine-tuned digits rows (default: 2)')
+    p.add_argument('--lm-steps', type=int, default=200, help='steps of the lm-trained fine-tuning (default: 200)')
     p.add_argument('--prune-scoring', default=None, choices=['group', 'filters'],
                    help="how every Pruner of the run scores channels (default: the Pruner's own default)")
     p.add_argument('--sparsity-levels', default=None,
@@ -189,6 +196,24 @@ def digits_mlp() -> nn.Sequential:
                                       ('relu3', nn.ReLU()), ('fc4', nn.Linear(64, 10))]))
 
 
+class _Residual(nn.Module):
+    "conv-BN-ReLU-conv-BN plus the input (a 1x1 conv when the width or stride changes), then ReLU."
+    def __init__(self, ci:int, co:int, stride:int=1):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(ci, co, 3, stride, 1, bias=False), nn.BatchNorm2d(co), nn.ReLU(),
+                                  nn.Conv2d(co, co, 3, 1, 1, bias=False), nn.BatchNorm2d(co))
+        self.skip = (nn.Identity() if ci == co and stride == 1 else
+                     nn.Sequential(nn.Conv2d(ci, co, 1, stride, bias=False), nn.BatchNorm2d(co)))
+    def forward(self, x): return torch.relu(self.body(x) + self.skip(x))
+
+
+def digits_resnet(w:int=16) -> nn.Sequential:
+    "A ResNet-like CNN for the 8x8 digits: a stem, three residual blocks (16, 32, 64 channels), pooling, a classifier."
+    return nn.Sequential(nn.Conv2d(1, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w), nn.ReLU(), _Residual(w, w),
+                         _Residual(w, 2 * w, 2), _Residual(2 * w, 4 * w, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                         nn.Linear(4 * w, 10))
+
+
 def digits_setup():
     "(train, calibration, test) of the digits, as in the budget tutorial: 1,078 / 360 / 359."
     from fasterai.demo.digits import load_digits_tensors
@@ -201,7 +226,8 @@ def digits_models(seed:int, archs):
     (x_tr, y_tr), _, _ = digits_setup()
     for arch in archs:
         torch.manual_seed(seed)
-        yield arch, train_digits({'CNN': digits_cnn, 'MLP': digits_mlp}[arch](), x_tr, y_tr, epochs=20, seed=seed)
+        make = {'CNN': digits_cnn, 'MLP': digits_mlp, 'ResNet': digits_resnet}[arch]
+        yield arch, train_digits(make(), x_tr, y_tr, epochs=20, seed=seed)
 
 
 def fine_tuner(epochs:int, seed:int):
@@ -297,6 +323,16 @@ def workflow_targets(model, sweep, pct:float) -> dict:
     return sweep.to_layer_targets(model, pct, prior='erk')
 
 
+# other workflows measured next to the taught one: name -> `to_layer_targets` keywords
+CANDIDATES = {'workflow, band .5': dict(prior='erk', band=.5),
+              'workflow, band (.75, .5)': dict(prior='erk', band=(.75, .5))}
+
+
+def candidate_targets(model, sweep, pct:float) -> dict:
+    "The targets of each candidate workflow of `CANDIDATES`."
+    return {name: sweep.to_layer_targets(model, pct, **kw) for name, kw in CANDIDATES.items()}
+
+
 def trained_record(results:Results, key:dict, method:str, model, test, dense_macs=None):
     "One trained model's per-sample test accuracy, kept weights (and MACs), recorded and printed like compare()'s rows."
     from fasterai.core.select import candidate_units
@@ -338,7 +374,7 @@ def trained_rows(a, results:Results, row:str):
     sample = cal[0][0][:1]
     for seed in a.seeds:
         train = callback_trainer(a.finetune_epochs, seed)
-        for arch, model in digits_models(seed, ('CNN', 'MLP')):
+        for arch, model in digits_models(seed, ('ResNet',) if row == 'resnet-trained' else ('CNN', 'MLP')):
             t0 = time.perf_counter()
             sweep = accuracy_sweep(model, 'sparsity', [50, 70, 80, 90, 95, 97, 98, 99])
             print(f"  {arch} seed {seed}: sweep {time.perf_counter() - t0:.1f} s", flush=True)
@@ -346,7 +382,7 @@ def trained_rows(a, results:Results, row:str):
                 plan = plan_compression(sweep, {'params': 100 - pct}, sample=sample, scope='units')
                 c = rules_at(model, plan)
                 t1 = time.perf_counter()
-                targets = {WORKFLOW: workflow_targets(model, sweep, pct),
+                targets = {WORKFLOW: workflow_targets(model, sweep, pct), **candidate_targets(model, sweep, pct),
                            **{(PLAN_TASK if m == 'plan' else m): t['sparsity'] for m, t in c.targets.items()
                               if 'sparsity' in t}}
                 key = dict(row=row, model=arch, budget=f"{pct}% sparse", seed=seed,
@@ -402,6 +438,83 @@ def compare_time(a, results:Results, row:str):
         t_compare = time.perf_counter() - t0
         print(f"{row} seed={seed}: one plan (sweep of 8 levels, solve, verify) {t_plan:.2f} s; compare ({len(c.table)} "
               f"methods) {t_compare:.2f} s; ratio {t_compare / t_plan:.2f}", flush=True)
+
+
+# ---------------------------------------------------------------- the LM trained in with the callback (issue 31)
+LM_RULES = ('uniform', 'global magnitude', 'ERK', 'OWL', 'depth ramp')
+
+
+def lm_callback_trainer(data, steps:int, seed:int, lr:float=1e-3):
+    """train(model, targets): `SparsifyCallback(targets)` (its default schedule) while fastai fine-tunes the LM for
+    `steps` steps of 16 random training windows (`fit_one_cycle(1, lr)`, fastai's default optimizer), seeded."""
+    import torch.nn.functional as F
+    from torch.utils.data import TensorDataset, DataLoader
+    from fastai.data.core import DataLoaders
+    from fastai.learner import Learner
+    from fastai.callback.schedule import fit_one_cycle        # patches Learner.fit_one_cycle
+    from fastai.torch_core import set_seed
+    from fasterai.sparse.sparsify_callback import SparsifyCallback
+    tokens = data.corpus.tokens['train']
+    def loss(out, y): return F.cross_entropy(out.flatten(0, 1), y.flatten())
+    def train(model, targets):
+        set_seed(seed)
+        seq = model.config.seq_len
+        starts = torch.randint(0, len(tokens) - seq - 1, (steps * 16,), generator=torch.Generator().manual_seed(seed))
+        w = tokens[starts[:, None] + torch.arange(seq + 1)].long()
+        dls = DataLoaders(DataLoader(TensorDataset(w[:, :-1], w[:, 1:]), batch_size=16),
+                          DataLoader(TensorDataset(*data.valid[0]), batch_size=16))
+        learn = Learner(dls, model, loss_func=loss)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)                                 # the same network whatever the thread setting
+        try:
+            with learn.no_bar(), learn.no_logging(): learn.fit_one_cycle(1, lr, cbs=[SparsifyCallback(targets)])
+        finally: torch.set_num_threads(threads)
+        return learn.model.eval()
+    return train
+
+
+def lm_trained_record(results:Results, key:dict, method:str, model, test):
+    "One trained LM's per-window test NLL and kept weights, recorded and printed like compare()'s rows."
+    from fasterai.core.select import candidate_units
+    from fasterai.demo.text import lm_nll_per_sample
+    with torch.no_grad(): nll = torch.cat([lm_nll_per_sample(model(x), y) for x, y in test]).numpy()
+    units = candidate_units(model)
+    kept = 100 * sum(int((u.weight != 0).sum()) for u in units.values()) / sum(u.weight.numel() for u in units.values())
+    results.rows.append({**key, 'method': method, 'metric': float(nll.mean()), 'params %': kept,
+                         'macs %': float('nan'), 'bytes %': float('nan'), 'samples': nll.tolist()})
+    print(f"{key['row']} {key['model']} {key['budget']} {key['regime']} seed={key['seed']} {method}: "
+          f"{nll.mean():.4f} (weights kept {kept:.2f}%)", flush=True)
+
+
+def lm_trained_rows(a, results:Results, row:str):
+    "Per seed and sparsity: the LM's allocations (the taught workflow, the rules) trained in with the callback."
+    from fasterai.demo.text import trained_text_lm, lm_batches, lm_nll_per_sample
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    from fasterai.plan import plan_compression, compare
+    for seed in a.seeds:
+        t0 = time.perf_counter()
+        model, data = trained_text_lm(a.size, seed, a.device)
+        batches = lm_batches(data.corpus.tokens['train'], model.config.seq_len, n_seqs=32)   # OWL's
+        sample = data.valid[0][0][:1]
+        an = SensitivityAnalyzer(model, sample, data=data.valid, metric=lm_nll_per_sample, higher_is_better=False,
+                                 metric_name='nll')
+        sweep = an.sweep('sparsity', a.sparsity_levels, verbose=False)
+        print(f"  LM {a.size} seed {seed}: trained and swept in {time.perf_counter() - t0:.0f} s", flush=True)
+        train = lm_callback_trainer(data, a.lm_steps, seed)
+        for pct in (60, 70):
+            key = dict(row=row, model='LM', budget=f"{pct}% sparse", seed=seed,
+                       regime=f"{a.lm_steps} steps, SparsifyCallback")
+            lm_trained_record(results, key, 'dense', model, data.test)
+            plan = plan_compression(sweep, {'params': 100 - pct}, sample=sample, scope='units')
+            c = compare(model, plan, LM_RULES, data=data.test, metric=lm_nll_per_sample, higher_is_better=False,
+                        calibration_data=batches, dense=False)
+            targets = {WORKFLOW: workflow_targets(model, sweep, pct), **candidate_targets(model, sweep, pct),
+                       **{m: t['sparsity'] for m, t in c.targets.items() if m != 'plan' and 'sparsity' in t}}
+            t1 = time.perf_counter()
+            for method, t in targets.items():
+                lm_trained_record(results, key, method, train(copy.deepcopy(model), t), data.test)
+            print(f"  trained {len(targets)} allocations in {time.perf_counter() - t1:.1f} s; not run: "
+                  f"{'; '.join(c.skipped) or 'none'}", flush=True)
 
 
 # ---------------------------------------------------------------- the tables
@@ -480,7 +593,8 @@ def summary_tables(rows:list, reference:str):
     "Per kind of compression, each method's mean ± std; then the plan against the best baseline (paired)."
     ref = REFERENCE[reference]
     groups = _by_setting(rows)
-    plans = [m for m in (PLAN_TASK, PLAN_KL, PLAN_REFINED, WORKFLOW) if any(r['method'] == m for r in rows)]
+    named = (PLAN_TASK, PLAN_KL, PLAN_REFINED, WORKFLOW, *CANDIDATES)
+    plans = [m for m in named if any(r['method'] == m for r in rows)]
     for kind in dict.fromkeys(_kind(k[0]) for k in groups):
         keys = [k for k in groups if _kind(k[0]) == kind]
         present = {m for k in keys for m in _by_method(groups[k], plans)}
@@ -552,8 +666,9 @@ def main(argv=None):
     warnings.filterwarnings('ignore', message='.*higher_is_better inferred.*')
     for row in a.rows:
         t1 = time.perf_counter()
-        run = (lm_rows if row.startswith('lm') else compare_time if row == 'compare-time'
-               else trained_rows if row == 'digits-trained'
+        run = (lm_trained_rows if row == 'lm-trained' else lm_rows if row.startswith('lm')
+               else compare_time if row == 'compare-time'
+               else trained_rows if row in ('digits-trained', 'resnet-trained')
                else pruning_trained_rows if row == 'digits-pruning-trained' else digits_rows)
         run(a, results, row)
         print(f"  {row}: {time.perf_counter() - t1:.0f} s", flush=True)

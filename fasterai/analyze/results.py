@@ -472,10 +472,13 @@ def _sweep_to_layer_targets(self:SweepResult,
                             budget:str='params',   # weigh layers by 'params' or by compute ('flops', MACs)
                             metric:str|None=None,  # allocate by this metric's curves (None: `metric_name`)
                             extrapolate:bool=False,# allow levels beyond each layer's highest measured one (last slope)
-                            # 'erk': each layer's density within a band around ERK's (for training; see
+                            # 'erk' or 'magnitude': each layer's density within a band around ERK's or global
+                            # magnitude's (for training; see
                             # `fasterai.analyze.targets.prior_bounds`); None: the curves alone
                             prior:str|None=None,
-                            band:float=.75,        # with a prior: density within [band, 1 / band] x the prior's
+                            # with a prior: each layer's density within [sparser, 1 / denser] x the prior's (a pair),
+                            # or [band, 1 / band]; the default: at most 1/4 sparser, up to twice as dense
+                            band:float|tuple=(.75, .5),
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers

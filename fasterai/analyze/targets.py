@@ -12,7 +12,7 @@ from ..core.select import candidate_units
 
 # %% auto #0
 __all__ = ['PRIORS', 'check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets', 'erk_levels',
-           'prior_bounds', 'allocation_units', 'layer_params', 'result_targets', 'sweep_targets']
+           'magnitude_levels', 'prior_bounds', 'allocation_units', 'layer_params', 'result_targets', 'sweep_targets']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
 def check_bounds(target_pct,  # the weighted mean of the targets, in percent
@@ -173,18 +173,39 @@ def erk_levels(shapes,            # per unit, the shape of its weight
     return levels(hi_eps) if abs(weighted_mean(levels(hi_eps), w) - t) <= abs(weighted_mean(levels(lo_eps), w) - t) \
         else levels(lo_eps)
 
+def magnitude_levels(weights,           # per unit, its weight tensor
+                     target_pct:float,  # share of all the weights to zero, in percent
+                     max_pct:float=99,  # no unit gets more
+                    ) -> np.ndarray:
+    "Global magnitude's percents: each unit's share of weights below one threshold on |w| across all the units."
+    t, _, hi = check_bounds(target_pct, 0, max_pct)
+    mags = [np.sort(np.abs(w.detach().float().cpu().numpy().ravel())) for w in weights]
+    every = np.sort(np.concatenate(mags))
+    k = int(round(t / 100 * len(every)))
+    if k == 0: return np.zeros(len(mags))
+    return np.clip([100 * np.searchsorted(m, every[k - 1], side='right') / len(m) for m in mags], 0, hi)
+
 def prior_bounds(prior_pct,     # per unit, the prior's percent (ERK's)
-                 band:float,    # each unit's density within [band, 1 / band] x the prior's density
+                 # each unit's density within [band, 1 / band] x the prior's density; a pair (sparser, denser):
+                 # within [sparser, 1 / denser] x the prior's
+                 band:float|tuple,
                  min_pct:float=0,   # no unit gets less
                  max_pct:float=99,  # no unit gets more
                 ) -> tuple[np.ndarray, np.ndarray]:
-    "Per-unit `(lower, upper)` percents keeping each unit's density within a factor `1 / band` of the prior's."
-    if isinstance(band, bool) or not isinstance(band, (int, float)) or not 0 < band <= 1:
-        raise ValueError(f"band={band!r} must be a number in (0, 1]: 1 keeps the prior, smaller leaves more room")
+    "Per-unit `(lower, upper)` percents keeping each unit's density within a band around the prior's."
+    sparser, denser = _check_band(band)
     density = 100 - np.asarray(prior_pct, dtype=float)
-    lower = np.clip(100 - density / band, min_pct, max_pct)
-    upper = np.clip(100 - density * band, min_pct, max_pct)
+    lower = np.clip(100 - density / denser, min_pct, max_pct)
+    upper = np.clip(100 - density * sparser, min_pct, max_pct)
     return lower, upper
+
+def _check_band(band) -> tuple[float, float]:
+    "`band` as a pair `(sparser, denser)` of factors in (0, 1]."
+    pair = tuple(band) if isinstance(band, (tuple, list)) else (band, band)
+    if len(pair) != 2 or any(isinstance(b, bool) or not isinstance(b, (int, float)) or not 0 < b <= 1 for b in pair):
+        raise ValueError(f"band={band!r} must be a number in (0, 1] or a pair of them (sparser, denser): 1 keeps the "
+                         f"prior, smaller leaves more room")
+    return float(pair[0]), float(pair[1])
 
 # %% ../../nbs/analyze/targets.ipynb #2e6372c1
 def allocation_units(layers:list,  # the measured layers of a result
@@ -242,8 +263,10 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
                   max_pct:float,     # the most a layer gets
                   budget:str,        # weigh the layers by 'params' or by 'flops' (the MACs the sweep recorded)
                   extrapolate:bool,  # allow levels beyond a layer's highest measured one
-                  prior:str|None=None,  # 'erk': each layer's density within a band around ERK's; None: curves alone
-                  band:float=.75,    # with a prior: density within [band, 1 / band] x the prior's
+                  # 'erk' or 'magnitude': each layer's density within a band around ERK's or global magnitude's;
+                  # None: the curves alone
+                  prior:str|None=None,
+                  band:float|tuple=(.75, .5),  # with a prior: the band of `prior_bounds` around the prior's density
                  ) -> dict[str, float]:
     "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
     if budget not in ('params', 'flops'):
@@ -261,13 +284,19 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
         curves.append((np.array(s.levels, dtype=float)[ok], dj[ok]))
     lower = upper = None
     if prior is not None:
-        erk = erk_levels(_unit_shapes(s, units, model, prior), [sum(layer_params(model, u)) for u in units],
-                         target_pct, max_pct)
-        lower, upper = prior_bounds(erk, band, min_pct, max_pct)
+        shapes, pw = _unit_shapes(s, units, model, prior), [sum(layer_params(model, u)) for u in units]
+        levels = (erk_levels(shapes, pw, target_pct, max_pct) if prior == 'erk' else
+                  magnitude_levels(_unit_tensors(units, model), target_pct, max_pct))
+        lower, upper = prior_bounds(levels, band, min_pct, max_pct)
     t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate, lower=lower, upper=upper)
     return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
 
-PRIORS = (None, 'erk')
+PRIORS = (None, 'erk', 'magnitude')
+
+def _unit_tensors(units:list, model) -> list:
+    "The weight of each unit (one layer each: unstructured kinds), from the model."
+    mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}
+    return [mods[u[0].name].weight for u in units]
 
 def _unit_shapes(s, units:list, model, prior:str) -> list:
     "The weight shape of each unit, for a prior that reads shapes (ERK): unstructured kinds only, from the model."

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 from torch.optim.optimizer import register_optimizer_step_post_hook
 from fastcore.basics import patch
-from ..core.granularity import Granularities, unit_type
+from ..core.granularity import Granularities, WeightUnit, unit_type
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_percents, check_flags
 from ..core.model import check_model
@@ -157,7 +157,8 @@ class Sparsifier:
                  # which units: names, modules, types or a filter_fn(module, name); None = all supported
                  layers=None,
                  embeddings:bool=False,          # also every embedding table (naming one in `layers` selects it anyway)
-                 on_step:bool=True,              # re-apply masks after every `torch.optim` optimizer step
+                 # keep the masked weights zero through any optimizer's steps (see below); False: call apply_masks
+                 on_step:bool=True,
                  # how a layer is sparsified: 'magnitude' (by `criteria`), 'wanda' or 'sparsegpt' (from each layer's
                  # inputs, read from calibration_data), or a `SparsityMethod` (`fasterai.sparse.methods`)
                  method='magnitude',
@@ -185,6 +186,7 @@ class Sparsifier:
         self.masks = {}                                  # layer name -> bool keep-mask, one entry per group
         self._ref = {}                                   # layer name -> reference weights for `needs_init` criteria
         self._hook, self._finalizer, self._removed = None, None, False
+        self._handles, self._watched, self._moved = [], set(), set()  # per-layer hooks; layers given a gradient
         if criteria.needs_init: self.reset_reference()
 
     def reset_reference(self):
@@ -235,16 +237,20 @@ def _set_mask(self:Sparsifier, name:str, keep:torch.Tensor, n_zero:int):
         return
     self.masks[name] = keep
     with torch.no_grad(): self.layers[name].weight.mul_(keep.to(self.layers[name].weight.device).view(torch.uint8))
-    self._ensure_hook()
+    self._ensure_hook(name)
 
 @patch
 def apply_masks(self:Sparsifier):
-    "Zero again, in place, every weight the masks drop (call after an optimizer step that is not `torch.optim`)."
-    with torch.no_grad():
-        for name, mask in self.masks.items():
-            w = self.layers[name].weight
-            if mask.device != w.device: mask = self.masks[name] = mask.to(w.device)
-            w.mul_(mask.view(torch.uint8))           # same bytes; multiplying by uint8 is ~3x faster than by bool
+    "Zero again, in place, every weight the masks drop (in a loop made with `on_step=False`, after each step)."
+    for name in self.masks: self._reapply(name)
+
+@patch
+def _reapply(self:Sparsifier, name:str):
+    "Zero again the weights layer `name`'s mask drops."
+    mask, w = self.masks[name], self.layers[name].weight
+    if mask.device != w.device: mask = self.masks[name] = mask.to(w.device)
+    with torch.no_grad(): w.mul_(mask.view(torch.uint8))   # same bytes; multiplying by uint8 is ~3x faster than by bool
+    self._moved.discard(name)
 
 @patch
 def _uses(self:Sparsifier, opt) -> bool:
@@ -252,16 +258,49 @@ def _uses(self:Sparsifier, opt) -> bool:
     ids = {id(self.layers[n].weight) for n in self.masks}
     return any(id(p) in ids for g in opt.param_groups for p in g['params'])
 
+def _remove_all(handles:list):
+    for h in handles: h.remove()
+    handles.clear()
+
 @patch
-def _ensure_hook(self:Sparsifier):
-    "Register the global post-step hook once (weakly bound: it does nothing once the Sparsifier is gone)."
-    if self._hook is not None or not self.on_step: return
+def _ensure_hook(self:Sparsifier, name:str):
+    """Keep the zeros of layer `name` through any optimizer: after each `torch.optim` step (one global hook), and
+    for other optimizers (fastai's) before the layer's next forward once its weight got a gradient. Weakly bound: the
+    hooks do nothing once the Sparsifier is gone."""
+    if not self.on_step or name in self._watched: return
     ref = weakref.ref(self)
-    def _reapply_masks(opt, args, kwargs):
-        sp = ref()
-        if sp is not None and sp.masks and sp._uses(opt): sp.apply_masks()
-    self._hook = register_optimizer_step_post_hook(_reapply_masks)
-    self._finalizer = weakref.finalize(self, self._hook.remove)
+    if self._finalizer is None: self._finalizer = weakref.finalize(self, _remove_all, self._handles)
+    if self._hook is None:
+        def _reapply_masks(opt, args, kwargs):
+            sp = ref()
+            if sp is not None and sp.masks and sp._uses(opt): sp.apply_masks()
+        self._hook = register_optimizer_step_post_hook(_reapply_masks)
+        self._handles.append(self._hook)
+    self._watched.add(name)
+    unit = self.layers[name]
+    if not (unit.weight.is_leaf and unit.weight.requires_grad): return     # no optimizer moves it
+    hook = _LayerHook(self, name)
+    holder = unit.module if isinstance(unit, WeightUnit) else unit
+    self._handles += [unit.weight.register_post_accumulate_grad_hook(hook.got_grad),
+                      holder.register_forward_pre_hook(hook.before_forward)]
+
+class _LayerHook:
+    """The hooks of one masked layer, bound weakly to its Sparsifier; pickled with the model (`torch.save`), they
+    come back inert."""
+    def __init__(self, sp:Sparsifier, name:str): self.ref, self.name = weakref.ref(sp), name
+    def __getstate__(self): return {'name': self.name}
+    def __setstate__(self, state): self.ref, self.name = _gone, state['name']
+    def got_grad(self, p):
+        "The weight got a gradient: an optimizer may move its masked entries."
+        sp = self.ref()
+        if sp is not None and self.name in sp.masks: sp._moved.add(self.name)
+    def before_forward(self, module, args):
+        "Zero the masked entries again if they may have moved."
+        sp = self.ref()
+        if sp is not None and self.name in sp._moved and self.name in sp.masks: sp._reapply(self.name)
+
+def _gone(): return None
+
 
 # %% ../../nbs/sparse/sparsifier.ipynb #40b2a323
 @patch
@@ -415,11 +454,13 @@ def print_sparsity(self:Sparsifier):
 
 @patch
 def remove(self:Sparsifier):
-    "Take away the hook and masks the Sparsifier added; the weights stay as they are (zeros stay zeros)."
-    if self._hook is not None:
-        self._hook.remove()
-        self._finalizer.detach()
+    """Take away the hooks and masks the Sparsifier added; the weights stay as they are (zeros stay zeros: a layer whose
+    weight got a gradient since its masks were last applied is zeroed again first)."""
+    for name in list(self._moved): self._reapply(name)
+    if self._finalizer is not None: self._finalizer.detach()
+    _remove_all(self._handles)
     self._hook, self._finalizer = None, None
+    self._watched.clear()
     self.masks.clear()
     self._ref.clear()
     self._removed = True
