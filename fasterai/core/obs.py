@@ -16,16 +16,24 @@ def inverse_factor(H:torch.Tensor,      # the Gram matrix XᵀX / n of a layer's
                   ) -> torch.Tensor:
     "Upper Cholesky factor `U` of `(H + λI)⁻¹`, λ = `damp` × mean diagonal, columns in `order`: `UᵀU = H⁻¹`."
     if not 0 <= damp < 1: raise ValueError(f"damp={damp!r} must be in [0, 1): a share of the mean diagonal")
-    H = H.detach().to(torch.float32).clone()
-    d = H.diagonal()
-    d[d == 0] = 1                                    # an input that never fires: its weights move nothing
-    if order is not None: H = H[order][:, order]
-    lam = damp * float(H.diagonal().mean())
+    info = torch.empty((), dtype=torch.int32, device=H.device)
     for tries in range(4):
-        L, info = torch.linalg.cholesky_ex(H + lam * (10 ** tries) * torch.eye(len(H), device=H.device))
+        A = _damped(H, damp * 10 ** tries, order)
+        torch.linalg.cholesky_ex(A, out=(A, info))     # in place: one width² matrix besides H
         if not int(info): break
     else: raise ValueError("the Hessian is not positive definite even with 1000x damping: are the inputs finite?")
-    return torch.linalg.cholesky(torch.cholesky_inverse(L), upper=True)
+    torch.cholesky_inverse(A, out=A)
+    return torch.linalg.cholesky(A, upper=True, out=A)
+
+def _damped(H:torch.Tensor, share:float, order=None) -> torch.Tensor:
+    ("A float32 copy of `H` (columns in `order`, stored column-major), a dead input's diagonal set to 1, `share` × "
+     "mean diagonal added.")
+    A = H.detach().to(torch.float32)
+    A = (A[order][:, order] if order is not None else A.clone()).mT   # column-major (H is symmetric): LAPACK's order
+    d = A.diagonal()
+    d[d == 0] = 1                                    # an input that never fires: its weights move nothing
+    d += share * float(d.mean())
+    return A
 
 # %% ../../nbs/core/obs.ipynb #e5942890
 def _block_counts(k:int, rows:int, d:int, block:int) -> list:

@@ -102,7 +102,7 @@ class SparseGPT(SparsityMethod):
     def prepare(self, stats=None, layer=None) -> list:
         "Per part of the rows (q/k/v of an attention): `(rows, factor of H⁻¹)`, reused across levels."
         if stats is None: raise ValueError("method 'sparsegpt' reads calibration inputs: pass calibration_data=...")
-        return [(rows, inverse_factor(H, self.damp)) for rows, H in stats.grams()]
+        return [(rows, inverse_factor(H, self.damp)) for rows, H in stats.grams(mean=False)]   # any scale: no copy
 
     def __call__(self, w, level, prepared=None, layer=None, out_axis=0, scheme=None) -> Sparsified:
         level = check_percent('level', level)
