@@ -111,17 +111,18 @@ def cost_rows(size):
     largest = max(calibration.gram_bytes(m) for n, m in model.named_modules() if n in layers)
     for kind, levels, methods in (('sparsity', [50, 60, 70], ('magnitude', 'sparsegpt')),
                                   ('quantization', [4, 3, 2], ('rtn', 'gptq'))):
-        times = {}
+        times, cpu = {}, {}
         for meth in methods:
             peak[0] = 0
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             an.sweep(kind, levels, layers=layers, method=meth, verbose=False)
-            times[meth] = time.perf_counter() - t0
-            print(f"cost: {kind} sweep {levels} over {len(layers)} layers, method={meth}: {times[meth]:.1f} s; "
-                  f"calibration statistics held at most {peak[0] / 2**20:.2f} MiB (largest layer's Gram matrix "
-                  f"{largest / 2**20:.2f} MiB)", flush=True)
-        a, b = times.values()
-        print(f"cost: {kind}: {methods[1]} / {methods[0]} time = {b / a:.2f}x", flush=True)
+            times[meth], cpu[meth] = time.perf_counter() - t0, time.process_time() - c0
+            print(f"cost: {kind} sweep {levels} over {len(layers)} layers, method={meth}: {times[meth]:.1f} s "
+                  f"({cpu[meth]:.1f} s of CPU); calibration statistics held at most {peak[0] / 2**20:.2f} MiB "
+                  f"(largest layer's Gram matrix {largest / 2**20:.2f} MiB)", flush=True)
+        (a, b), (ca, cb) = times.values(), cpu.values()
+        print(f"cost: {kind}: {methods[1]} / {methods[0]} time = {b / a:.2f}x (CPU time {cb / ca:.2f}x: the figure "
+              f"to read on a shared machine)", flush=True)
     calibration.Calibration.collect = orig_collect
 
 
