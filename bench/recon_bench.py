@@ -5,6 +5,7 @@ statistics held above the model).
 
     OMP_NUM_THREADS=1 python bench/recon_bench.py                      # LM seeds 0,1,2, ResNet-18, cost
     OMP_NUM_THREADS=1 python bench/recon_bench.py --rows resnet --seeds 0
+    OMP_NUM_THREADS=1 python bench/recon_bench.py --rows memory --width 4096   # peak memory of a sweep, one wide layer
 Printed as plain lines; the machine is stated first.
 """
 import argparse, copy, platform, time, warnings
@@ -12,7 +13,7 @@ import torch
 import torch.nn as nn
 from machine import cpu_model, load          # bench/machine.py: shared by the bench scripts
 
-ROWS = ('lm', 'resnet', 'cost')
+ROWS = ('lm', 'resnet', 'cost', 'memory')
 
 
 @torch.no_grad()
@@ -110,18 +111,65 @@ def cost_rows(size):
     largest = max(calibration.gram_bytes(m) for n, m in model.named_modules() if n in layers)
     for kind, levels, methods in (('sparsity', [50, 60, 70], ('magnitude', 'sparsegpt')),
                                   ('quantization', [4, 3, 2], ('rtn', 'gptq'))):
-        times = {}
+        times, cpu = {}, {}
         for meth in methods:
             peak[0] = 0
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             an.sweep(kind, levels, layers=layers, method=meth, verbose=False)
-            times[meth] = time.perf_counter() - t0
-            print(f"cost: {kind} sweep {levels} over {len(layers)} layers, method={meth}: {times[meth]:.1f} s; "
-                  f"calibration statistics held at most {peak[0] / 2**20:.2f} MiB (largest layer's Gram matrix "
-                  f"{largest / 2**20:.2f} MiB)", flush=True)
-        a, b = times.values()
-        print(f"cost: {kind}: {methods[1]} / {methods[0]} time = {b / a:.2f}x", flush=True)
+            times[meth], cpu[meth] = time.perf_counter() - t0, time.process_time() - c0
+            print(f"cost: {kind} sweep {levels} over {len(layers)} layers, method={meth}: {times[meth]:.1f} s "
+                  f"({cpu[meth]:.1f} s of CPU); calibration statistics held at most {peak[0] / 2**20:.2f} MiB "
+                  f"(largest layer's Gram matrix {largest / 2**20:.2f} MiB)", flush=True)
+        (a, b), (ca, cb) = times.values(), cpu.values()
+        print(f"cost: {kind}: {methods[1]} / {methods[0]} time = {b / a:.2f}x (CPU time {cb / ca:.2f}x: the figure "
+              f"to read on a shared machine)", flush=True)
     calibration.Calibration.collect = orig_collect
+
+
+def _status_bytes(key:str) -> int:
+    "A figure of /proc/self/status (Linux), in bytes."
+    with open('/proc/self/status') as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ':'))
+
+
+def peak_above(run) -> int:
+    "Peak resident memory while `run()` runs, above the resident memory before it (bytes; Linux: VmHWM reset)."
+    import gc
+    gc.collect()
+    with open('/proc/self/clear_refs', 'w') as f: f.write('5')      # reset the peak to the resident memory now
+    before = _status_bytes('VmRSS')
+    run()
+    return _status_bytes('VmHWM') - before
+
+
+def memory_rows(width:int):
+    """Peak resident memory of a sweep above the model and its calibration data, on one Linear of `width` inputs
+    (its Hessian width² × 4 bytes) and width / 16 outputs, so that the Hessian dominates the layer's own weight."""
+    import ctypes
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    from fasterai.core.calibration import gram_bytes
+    ctypes.CDLL('libc.so.6').mallopt(-3, 1 << 16)   # M_MMAP_THRESHOLD: large blocks mapped, given back when freed
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(width, width // 16))
+    calib = [torch.randn(256, width) for _ in range(4)]
+    def eval_fn(m):
+        with torch.no_grad(): return float(m(calib[0][:64]).pow(2).mean())
+    an = SensitivityAnalyzer(model, calib[0][:1], eval_fn, higher_is_better=False, metric_name='mse',
+                             calibration_data=calib)
+    mib = lambda b: f"{b / 2**20:.1f} MiB"
+    hess, batch = gram_bytes(model[0]), calib[0].numel() * 4
+    print(f"memory: Linear({width}, {width // 16}): Hessian {mib(hess)}, one calibration batch {mib(batch)}, "
+          f"weight {mib(model[0].weight.numel() * 4)}", flush=True)
+    for kind, meth in (('sparsity', 'sparsegpt'), ('quantization', 'gptq')):   # warm-up: code paths, caches
+        an.sweep(kind, [50 if kind == 'sparsity' else 4], method=meth, verbose=False)
+    for kind, levels, methods in (('sparsity', [50, 60, 70], ('magnitude', 'sparsegpt')),
+                                  ('quantization', [4, 3, 2], ('rtn', 'gptq'))):
+        for meth in methods:
+            t0 = time.perf_counter()
+            peak = peak_above(lambda: an.sweep(kind, levels, method=meth, verbose=False))
+            print(f"memory: {kind} sweep {levels}, method={meth}: peak resident memory above the model and its data "
+                  f"{mib(peak)} = {peak / hess:.2f}x the Hessian ({peak / (hess + batch):.2f}x Hessian + one batch); "
+                  f"{time.perf_counter() - t0:.1f} s", flush=True)
 
 
 if __name__ == '__main__':
@@ -129,6 +177,7 @@ if __name__ == '__main__':
     p.add_argument('--rows', default=','.join(ROWS))
     p.add_argument('--seeds', default='0,1,2')
     p.add_argument('--size', default='small')
+    p.add_argument('--width', type=int, default=4096, help='the memory row: input width of its one Linear')
     a = p.parse_args()
     torch.set_num_threads(1)
     print(f"machine: {cpu_model()}, {platform.python_version()}, torch {torch.__version__}, load {load()}", flush=True)
@@ -136,3 +185,4 @@ if __name__ == '__main__':
     if 'lm' in rows: lm_rows(seeds, a.size)
     if 'cost' in rows: cost_rows(a.size)
     if 'resnet' in rows: resnet_rows(seeds)
+    if 'memory' in rows: memory_rows(a.width)

@@ -14,6 +14,9 @@ Rows (`--rows`, comma separated; default: all):
   lm-sparsity-wanda       the same with Wanda's |W|·‖X‖ (every method sparsified with Wanda)
   lm-bits                 LM, 4 / 3 / 2.5 bits per weight on average, one-shot
   lm-joint                LM, sparsity + bits at 10% of the linear layers' fp32 bytes, one-shot
+  lm-sparsity-sparsegpt   LM, 50/60/70% sparsity with SparseGPT: swept with it, and the plan, uniform, OWL ... applied
+                          with it (regime 'one-shot, sparsegpt'); 128 calibration windows
+  lm-bits-gptq            LM, 4 / 3 / 2.5 bits with GPTQ (uniform GPTQ, llama.cpp-like with GPTQ, the plan's bits)
   digits-sparsity         CNN and MLP, 90/95/97% sparsity, one-shot and after 2 epochs of fine-tuning
   digits-bits             CNN and MLP, 2.5 bits on average, one-shot
   digits-pruning          CNN, 50% of the MACs, one-shot and fine-tuned; also global pruning (torch-pruning, fasterai)
@@ -44,7 +47,8 @@ import torch
 import torch.nn as nn
 
 ROWS = ('lm-sparsity-magnitude', 'lm-sparsity-wanda', 'lm-bits', 'lm-joint', 'digits-sparsity', 'digits-bits',
-        'digits-pruning', 'digits-trained', 'digits-pruning-trained', 'compare-time', 'lm-trained', 'resnet-trained')
+        'digits-pruning', 'digits-trained', 'digits-pruning-trained', 'compare-time', 'lm-trained', 'resnet-trained',
+        'lm-sparsity-sparsegpt', 'lm-bits-gptq')
 PLAN_TASK, PLAN_KL, PLAN_REFINED = 'plan (task)', 'plan (KL)', 'plan (KL, refined)'
 WORKFLOW = 'workflow (as taught)'   # sparsity: sweep, to_layer_targets(prior='erk'); pruning: the plan's ratios
 REFERENCE = {'refined': PLAN_REFINED, 'kl': PLAN_KL, 'task': PLAN_TASK, 'workflow': WORKFLOW}
@@ -186,6 +190,46 @@ def lm_rows(a, results:Results, row:str):
             made = plans(a, sw, budget, model, calib, scope='units')
             key = dict(row=row, model='LM', budget=label, regime='one-shot', seed=seed)
             compared(results, key, model, made, **eval_kw)
+
+
+# ---------------------------------------------------------------- the LM rows by reconstruction (issue 29)
+RECON_ROWS = {'lm-sparsity-sparsegpt': ('sparsity', 'sparsegpt'), 'lm-bits-gptq': ('quantization', 'gptq')}
+
+
+def recon_sweeps(model, data, sample, task:tuple, kind:str, levels, method:str, calib) -> dict:
+    "The sweeps of `kind` by `method` (reading `calib`), with the task metric and with the KL to the dense model."
+    from fasterai.analyze.sensitivity import SensitivityAnalyzer
+    from fasterai.analyze.damage import kl_metric
+    out = {'kl': kl_metric(model, data)}
+    for name, (metric, mname, hib) in ((PLAN_TASK, task), (PLAN_KL, (out['kl'], 'kl', False))):
+        an = SensitivityAnalyzer(model, sample, data=data, metric=metric, higher_is_better=hib, metric_name=mname,
+                                 calibration_data=calib)
+        out[name] = an.sweep(kind, levels, method=method, verbose=False)
+    return out
+
+
+def recon_rows(a, results:Results, row:str):
+    """The LM rows with every allocation applied by SparseGPT or GPTQ: the sweeps measure with the method, and the
+    plans and the rules (uniform, OWL, ..., llama.cpp-like) apply with it, the plan sequentially (`Plan.apply`)."""
+    from fasterai.demo.text import trained_text_lm, lm_batches, lm_nll_per_sample
+    kind, method = RECON_ROWS[row]
+    for seed in a.seeds:
+        t0 = time.perf_counter()
+        model, data = trained_text_lm(a.size, seed, a.device)
+        print(f"  {row}: LM {a.size} seed {seed} trained in {time.perf_counter() - t0:.0f} s", flush=True)
+        batches = lm_batches(data.corpus.tokens['train'], model.config.seq_len, n_seqs=128)
+        t0 = time.perf_counter()
+        levels = a.sparsity_levels if kind == 'sparsity' else BITS_LEVELS
+        sw = recon_sweeps(model, data.valid, data.valid[0][0][:1], (lm_nll_per_sample, 'nll', False), kind, levels,
+                          method, batches)
+        print(f"  sweeps ({method}): {time.perf_counter() - t0:.0f} s", flush=True)
+        settings = ([(f"{pct}% sparse", {'params': 100 - pct}) for pct in (50, 60, 70)] if kind == 'sparsity' else
+                    [(f"{bits:g} bits", {'bytes': 100 * bits / 32}) for bits in (4, 3, 2.5)])
+        for label, budget in settings:
+            made = plans(a, sw, budget, model, dict(data=data.valid, batches=batches), scope='units')
+            key = dict(row=row, model='LM', budget=label, regime=f'one-shot, {method}', seed=seed)
+            compared(results, key, model, made, data=data.test, metric=lm_nll_per_sample, metric_name='test nll',
+                     higher_is_better=False, calibration_data=batches)
 
 
 # ---------------------------------------------------------------- the digits rows
@@ -670,6 +714,7 @@ def main(argv=None):
                else compare_time if row == 'compare-time'
                else trained_rows if row in ('digits-trained', 'resnet-trained')
                else pruning_trained_rows if row == 'digits-pruning-trained' else digits_rows)
+        run = recon_rows if row in RECON_ROWS else run
         run(a, results, row)
         print(f"  {row}: {time.perf_counter() - t1:.0f} s", flush=True)
         if a.out: json.dump({'machine': machine_line(a.device), 'rows': results.rows}, open(a.out, 'w'))

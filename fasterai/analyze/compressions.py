@@ -112,6 +112,7 @@ class _WeightEdit(Compression):
         ("What the method reuses across the levels of layer `name` (its Hessian's factor): computed once, the "
          "calibration statistics then let go.")
         if self._prep[0] != name:
+            self._prep = (None, None)                        # the previous layer's factor goes first
             st = self._cal.get(name, self.method.needs[0]) if self.method.needs else None
             self._prep = (name, self.method.prepare(st, self.setup.layers[name]))
             if self._cal is not None: self._cal.release(name)

@@ -33,9 +33,11 @@ class LayerStats:
         "Per part, the L2 norm of each input channel."
         return [s.sqrt() for s in self.sq]
 
-    def grams(self) -> list:
-        "Per part `(rows, H)`: H = XᵀX / n, the mean Gram matrix of the inputs (float32)."
-        return [(r, h / max(self.n, 1)) for r, h in zip(self.rows, self.xtx)]
+    def grams(self,
+              mean:bool=True,   # divide by the inputs seen (False: the sums XᵀX as collected, not copied)
+             ) -> list:
+        "Per part `(rows, H)`: H = XᵀX / n, the mean Gram matrix of the inputs (float32); with `mean=False`, XᵀX."
+        return [(r, h / max(self.n, 1) if mean else h) for r, h in zip(self.rows, self.xtx)]
 
     def range(self) -> tuple:
         "`(min, max)` of the output, as floats."
@@ -278,7 +280,8 @@ def _accumulate(st:LayerStats, site:Site, parts:list, stats):
         if 'gram' in stats:
             xm = site.matrix(x).float()
             rows = xm.shape[0]
-            _add(st.xtx, i, xm.T @ xm)
+            if len(st.xtx) <= i: st.xtx.append(xm.T @ xm)
+            else: st.xtx[i].addmm_(xm.T, xm)                     # in place: no second width² matrix
         if i == 0: st.n += rows
 
 def _hook(site:Site, st:LayerStats, stats, mark, done) -> list:

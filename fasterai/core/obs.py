@@ -16,16 +16,24 @@ def inverse_factor(H:torch.Tensor,      # the Gram matrix XᵀX / n of a layer's
                   ) -> torch.Tensor:
     "Upper Cholesky factor `U` of `(H + λI)⁻¹`, λ = `damp` × mean diagonal, columns in `order`: `UᵀU = H⁻¹`."
     if not 0 <= damp < 1: raise ValueError(f"damp={damp!r} must be in [0, 1): a share of the mean diagonal")
-    H = H.detach().to(torch.float32).clone()
-    d = H.diagonal()
-    d[d == 0] = 1                                    # an input that never fires: its weights move nothing
-    if order is not None: H = H[order][:, order]
-    lam = damp * float(H.diagonal().mean())
+    info = torch.empty((), dtype=torch.int32, device=H.device)
     for tries in range(4):
-        L, info = torch.linalg.cholesky_ex(H + lam * (10 ** tries) * torch.eye(len(H), device=H.device))
+        A = _damped(H, damp * 10 ** tries, order)
+        torch.linalg.cholesky_ex(A, out=(A, info))     # in place: one width² matrix besides H
         if not int(info): break
     else: raise ValueError("the Hessian is not positive definite even with 1000x damping: are the inputs finite?")
-    return torch.linalg.cholesky(torch.cholesky_inverse(L), upper=True)
+    torch.cholesky_inverse(A, out=A)
+    return torch.linalg.cholesky(A, upper=True, out=A)
+
+def _damped(H:torch.Tensor, share:float, order=None) -> torch.Tensor:
+    ("A float32 copy of `H` (columns in `order`, stored column-major), a dead input's diagonal set to 1, `share` × "
+     "mean diagonal added.")
+    A = H.detach().to(torch.float32)
+    A = (A[order][:, order] if order is not None else A.clone()).mT   # column-major (H is symmetric): LAPACK's order
+    d = A.diagonal()
+    d[d == 0] = 1                                    # an input that never fires: its weights move nothing
+    d += share * float(d.mean())
+    return A
 
 # %% ../../nbs/core/obs.ipynb #e5942890
 def _block_counts(k:int, rows:int, d:int, block:int) -> list:
@@ -34,12 +42,27 @@ def _block_counts(k:int, rows:int, d:int, block:int) -> list:
     cum = [round(k * e / d) for e in edges]
     return [min(b - a, rows * (e2 - e1)) for a, b, e1, e2 in zip(cum, cum[1:], edges, edges[1:])]
 
+def _block_keep(score:torch.Tensor, k:int, per_row:bool) -> torch.Tensor:
+    "Keep mask of a block with its `k` lowest `score`s zeroed, within each row (an even share) or across the block."
+    keep = torch.ones_like(score, dtype=torch.bool)
+    if not per_row:
+        keep.view(-1)[score.reshape(-1).topk(k, largest=False).indices] = False
+        return keep
+    rows, width = score.shape
+    base, extra = divmod(k, rows)
+    order = score.argsort(dim=1)
+    n = torch.full((rows,), base, device=score.device)
+    if extra:                                                 # one more zero in the rows where it costs least
+        n[score.gather(1, order[:, base:base + 1])[:, 0].topk(extra, largest=False).indices] += 1
+    return keep.scatter_(1, order, torch.arange(width, device=score.device)[None, :] >= n[:, None])
+
 def obs_reconstruct(W:torch.Tensor,       # (rows, width) float32, overwritten with the result
                     U:torch.Tensor,       # `inverse_factor` of the inputs' Gram matrix (width × width)
                     n_zero:int=0,         # how many weights to zero (SparseGPT), spread evenly over the blocks
                     rounder=None,         # f(j, column, window) -> column on the grid (GPTQ), or None
                     block:int=128,        # columns updated together (lazy batch updates)
                     keep:torch.Tensor|None=None,  # a fixed keep mask (rows, width) instead of choosing `n_zero`
+                    per_row:bool=True,    # choose each block's zeros within each row (else across all its rows)
                    ) -> torch.Tensor|None:
     ("Zero `n_zero` weights (or those `keep` drops) and/or round every column with `rounder`, in column order, each "
      "column's error pushed into the later ones; returns the keep mask (None when nothing is zeroed).")
@@ -54,9 +77,7 @@ def obs_reconstruct(W:torch.Tensor,       # (rows, width) float32, overwritten w
         Q1, E1 = torch.zeros_like(W1), torch.zeros_like(W1)
         if counts[b]:
             score = W1.pow(2) / U1.diagonal().pow(2)                   # SparseGPT: the error a zero would cause
-            k1 = torch.ones(W1.numel(), dtype=torch.bool, device=W.device)
-            k1[score.reshape(-1).topk(counts[b], largest=False).indices] = False
-            keep[:, i1:i2] = k1.view_as(W1)
+            keep[:, i1:i2] = _block_keep(score, counts[b], per_row)
         for i in range(i2 - i1):
             w = W1[:, i]
             q = w if keep is None else w * keep[:, i1 + i]

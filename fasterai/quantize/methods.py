@@ -87,7 +87,7 @@ class GPTQ(QuantMethod):
         "Per part of the rows (q/k/v of an attention): `(rows, column order, factor of H⁻¹)`, reused across schemes."
         if stats is None: raise ValueError("method 'gptq' reads calibration inputs: pass calibration_data=...")
         out = []
-        for rows, H in stats.grams():
+        for rows, H in stats.grams(mean=False):                # the loop is the same at any scale of H: no copy
             order = torch.argsort(H.diagonal(), descending=True) if self.act_order else None
             out.append((rows, order, inverse_factor(H, self.damp, order)))
         return out

@@ -92,16 +92,17 @@ class SparseGPT(SparsityMethod):
     def __init__(self,
                  block:int=128,      # columns whose mask is chosen together and updated lazily
                  damp:float=0.01,    # damping of the Hessian, as a share of its mean diagonal
+                 per_output:bool=True,  # choose each block's zeros within each output (else across the layer's)
                 ):
         if not isinstance(block, int) or block < 1: raise ValueError(f"block={block!r} must be a positive integer")
         inverse_factor(torch.eye(1), damp)
-        self.block, self.damp = block, damp
-    def __repr__(self): return f"SparseGPT(block={self.block}, damp={self.damp})"
+        self.block, self.damp, self.per_output = block, damp, check_flag('per_output', per_output)
+    def __repr__(self): return f"SparseGPT(block={self.block}, damp={self.damp}, per_output={self.per_output})"
 
     def prepare(self, stats=None, layer=None) -> list:
         "Per part of the rows (q/k/v of an attention): `(rows, factor of H⁻¹)`, reused across levels."
         if stats is None: raise ValueError("method 'sparsegpt' reads calibration inputs: pass calibration_data=...")
-        return [(rows, inverse_factor(H, self.damp)) for rows, H in stats.grams()]
+        return [(rows, inverse_factor(H, self.damp)) for rows, H in stats.grams(mean=False)]   # any scale: no copy
 
     def __call__(self, w, level, prepared=None, layer=None, out_axis=0, scheme=None) -> Sparsified:
         level = check_percent('level', level)
@@ -115,7 +116,7 @@ class SparseGPT(SparsityMethod):
             k_part = round(k * r.stop / len(M)) - done           # zeros spread over the parts by rows, exact sum
             done += k_part
             rounders.append(GridRounder(part, scheme) if scheme is not None else None)
-            kp = obs_reconstruct(part, U, k_part, rounders[-1], self.block)
+            kp = obs_reconstruct(part, U, k_part, rounders[-1], self.block, per_row=self.per_output)
             if kp is not None: keep[r] = kp
         new = from_matrix(M, w.shape, out_axis).to(w.dtype)
         keep = from_matrix(keep, w.shape, out_axis)
