@@ -189,7 +189,7 @@ def table(args):
                 with torch.no_grad(): out = m(x).logits
                 before = {n: stored_value(mod, k).clone() for n, (mod, k) in offloaded_tensors(m).items()}
                 an = SensitivityAnalyzer(m, x, metric)
-                for kind, levels in (('sparsity', [25, 50, 75]), ('quantization', [8, 4, 3]), ('pruning', [25])):
+                for kind, levels in (('sparsity', [25, 50, 75]), ('quantization', [8, 4, 3]), ('pruning', [25, 50])):
                     try:
                         df = an.sweep(kind, levels, verbose=False).to_dataframe()
                         failed = df.layer[df.status == 'failed'].nunique()

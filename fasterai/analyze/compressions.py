@@ -202,6 +202,7 @@ class SparsityCompression(_WeightEdit):
             return False
         self._edited = (m, name)
         self._stored.put(*weight_slot(m), s)
+        self._orig = (None, None)          # read again for the next level: a disk-offloaded original is a copy
         return True
 
     def _layer_scores(self, name:str, m:nn.Module) -> torch.Tensor:
@@ -359,6 +360,8 @@ class QuantizationCompression(_WeightEdit):
                 if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)
                 self._edited = (m, name)
                 self._put(m, grid)
+                if weight_offloaded(m): self._orig = (None, None)   # read again when needed (from disk: a copy)
+
             # half: as in float32
             else: self._float32 = float32_layer(m, grid)
         if self.options['quant_activations']:
