@@ -80,12 +80,12 @@ class _WeightEdit(Compression):
         "Where layer `m`'s new weight is written: its own weight, or a replacement of an offloaded one until `undo`."
         return writable(*weight_slot(m), self._stored)
 
-    def _put(self, m:nn.Module, value:torch.Tensor):
+    def _put(self, m:nn.Module, value:torch.Tensor, old:torch.Tensor):
         ("Layer `m`'s weight becomes `value` until `undo`: copied into its own weight; for an offloaded one, `value` "
-         "itself is stored when it has the stored value's dtype, device and shape (no second copy), else a copy.")
+         "itself is stored when it has the dtype, device and shape of `old` (the original as read: not read again "
+         "from disk), else a copy.")
         module, pname = weight_slot(m)
-        old = stored_value(module, pname) if weight_offloaded(m) else None
-        if old is not None and (value.dtype, value.device, value.shape) == (old.dtype, old.device, old.shape):
+        if weight_offloaded(m) and (value.dtype, value.device, value.shape) == (old.dtype, old.device, old.shape):
             self._stored.put(module, pname, value.contiguous())
         else:
             with torch.no_grad(): self._target(m).copy_(value)
@@ -359,7 +359,8 @@ class QuantizationCompression(_WeightEdit):
                 # its parent uses it directly
                 if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)
                 self._edited = (m, name)
-                self._put(m, grid)
+                self._put(m, grid, w)
+
                 if weight_offloaded(m): self._orig = (None, None)   # read again when needed (from disk: a copy)
 
             # half: as in float32
