@@ -14,10 +14,10 @@ from ..core.granularity import Granularities, WeightUnit
 from .costs import Selection
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits, check_flag
-from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier
+from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier, masked_in_scores
 from ..core.inputs import run_model, input_shape, to_device, tensors_of
 from ..core.offload import (StoredEdits, weight_offloaded, weight_slot, stored_value, writable,
-                                   execution_device, check_not_offloaded, is_offloaded, layer_by_layer)
+                                   execution_device, is_offloaded, layer_by_layer)
 from ..core.calibration import Calibration
 from ..sparse.methods import SPARSITY_METHODS, sparsity_method, check_granularity
 from ..quantize.methods import QUANT_METHODS, quant_method
@@ -79,6 +79,17 @@ class _WeightEdit(Compression):
     def _target(self, m:nn.Module) -> torch.Tensor:
         "Where layer `m`'s new weight is written: its own weight, or a replacement of an offloaded one until `undo`."
         return writable(*weight_slot(m), self._stored)
+
+    def _put(self, m:nn.Module, value:torch.Tensor, old:torch.Tensor):
+        ("Layer `m`'s weight becomes `value` until `undo`: copied into its own weight; for an offloaded one, `value` "
+         "itself is stored when it has the dtype, device and shape of `old` (the original as read: not read again "
+         "from disk), else a copy.")
+        module, pname = weight_slot(m)
+        if weight_offloaded(m) and (value.dtype, value.device, value.shape) == (old.dtype, old.device, old.shape):
+            self._stored.put(module, pname, value.contiguous())
+        else:
+            with torch.no_grad(): self._target(m).copy_(value)
+
 
     def _method_prepare(self):
         ("With a method that reads calibration inputs: the calibration (lazy, within its memory bound), its first pass "
@@ -181,6 +192,20 @@ class SparsityCompression(_WeightEdit):
 
     def _forget_scores(self): self._scores, self._scratch = (None, None), None
 
+    def _in_scores(self, name:str, m:nn.Module, level) -> bool:
+        ("An offloaded layer, one score per weight: its scores, computed for this level, become its new stored value "
+         "in place (`masked_in_scores`), so it holds one layer beyond accelerate's. False (the scores kept): not so.")
+        w = self._original(name)
+        dim = Granularities.get_dim(m, self.options['granularity'])
+        s = self.setup.criteria.group_scores(w, dim, w_init=w, grad=m.weight.grad, layer=m)
+        if masked_in_scores(s, w, level) is None:
+            self._scores = (name, s)
+            return False
+        self._edited = (m, name)
+        self._stored.put(*weight_slot(m), s)
+        self._orig = (None, None)          # read again for the next level: a disk-offloaded original is a copy
+        return True
+
     def _layer_scores(self, name:str, m:nn.Module) -> torch.Tensor:
         if self._scores[0] != name:
             w = self._original(name)
@@ -196,6 +221,7 @@ class SparsityCompression(_WeightEdit):
             self._edited = (m, name)
             with torch.no_grad(): self._target(m).copy_(r.weight)
             return {'touched': [name]}
+        if weight_offloaded(m) and self._in_scores(name, m, level): return {'touched': [name]}
         scores = self._layer_scores(name, m)
         keep = layer_mask(m.weight, scores, level, scratch=self._scratch)
         self._edited = (m, name)
@@ -266,9 +292,12 @@ class QuantizationCompression(_WeightEdit):
                 f"with the float32 analysis of the same weights, 0.96 and more at 6 bits and fewer): rank layers at "
                 f"these widths on a float32 copy")
 
+    block_elems = 1 << 20           # an offloaded layer is quantized this many weights at a time (whole channels)
+
     def settings(self) -> dict:
         d = super().settings()
         if self.options['quant_activations']:
+
             d['calibration'] = 'sample' if self.setup.calibration_data is None else 'calibration_data'
         return d
 
@@ -309,7 +338,16 @@ class QuantizationCompression(_WeightEdit):
         o = self.all_options()
         scheme = QuantScheme(level, o['group_size'], o['symmetric'])
         if not o['quant_per_channel']: return quantize(w.reshape(1, -1), scheme).dequantize(torch.float32).view_as(w)
-        return self.method(w, scheme, self._prepared(name), out_channel_axis(m)).dequantize(torch.float32)
+        axis, prep = out_channel_axis(m), self._prepared(name)
+        if not (weight_offloaded(m) and not self.method.needs and w.dim() == 2):
+            return self.method(w, scheme, prep, axis).dequantize(torch.float32)
+        # offloaded, each output channel on its own: a block of channels at a time, one block's temporaries
+        out = torch.empty(w.shape, dtype=torch.float32, device=w.device)
+        step = max(1, self.block_elems // w.shape[1 - axis])
+        for r in range(0, w.shape[axis], step):
+            blk = w.narrow(axis, r, min(step, w.shape[axis] - r)).contiguous()
+            out.narrow(axis, r, blk.shape[axis]).copy_(self.method(blk, scheme, prep, axis).dequantize(torch.float32))
+        return out
 
     def apply(self, unit:Unit, level) -> dict:
         name = unit.names[0]
@@ -322,7 +360,10 @@ class QuantizationCompression(_WeightEdit):
                 # its parent uses it directly
                 if off_grid_steps(w.dtype, level) > HALF_WRITE_STEPS: self._off_grid.add(name)
                 self._edited = (m, name)
-                self._target(m).copy_(grid)
+                self._put(m, grid, w)
+
+                if weight_offloaded(m): self._orig = (None, None)   # read again when needed (from disk: a copy)
+
             # half: as in float32
             else: self._float32 = float32_layer(m, grid)
         if self.options['quant_activations']:
@@ -361,9 +402,8 @@ class PruningCompression(Compression):
     default_levels, default_target = (10, 25, 50, 75), 30
     targets_hint = "targets = json.load(open('{path}')); Pruner(model, targets, example_inputs=x).prune_model()"
 
-    def validate(self):
-        check_not_offloaded(self.setup.model, 'the pruning analysis')
-        _check_grads(self.setup)
+    def validate(self): _check_grads(self.setup)
+
 
     def selection(self, unit, level): return Selection(pruning={unit.group: level})
     plan_order = 0                           # a plan prunes first: it changes the shapes the others work on

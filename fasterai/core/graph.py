@@ -16,13 +16,16 @@ from .inputs import run_model, input_shape
 from .model import hooks_cleaned, training_flags, hook_count
 from .attention import (AttentionBlock, attention_blocks, head_channels, set_head_attrs, _whole_heads,
                                      _width, _attention_as_layers, _opaque_layers)
-from .tracing import (output_tensors, MappingOverflow, _depth_note_silenced, _in_index_mapping,
+from .tracing import (output_tensors, MappingOverflow, follow_unwrapped, _depth_note_silenced,
+                                   _in_index_mapping,
                                    _cap_mappings)
 from .coupling import (LAYERS, layer_types, Entry, Coupling, tied_parameters, _is_layer, _plain, _heads,
                                     _is_depthwise, _grads_kept, _retie)
 from .scoring import (SCORINGS, filter_scores, input_scores, group_scoring, channel_scores,
                                    normalize_mean_abs)
-from .undo import Undo, _plain_state
+from .undo import Undo, _plain_state, changed_modules
+from .offload import HeldValues, forward_tensors
+
 
 # %% auto #0
 __all__ = ['TESTED_TORCH_PRUNING', 'check_torch_pruning', 'out_axis', 'cut_heads', 'dependency_graph', 'PruningGraph',
@@ -199,11 +202,13 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
             raise
         # what makes the outputs, also when it feeds more
         DG.output_fns = {t.grad_fn for t in outs if t.grad_fn is not None}
+        follow_unwrapped(DG, seen)
         return outs
     DG = tp.DependencyGraph()
     DG.hidden_kept, DG.heads_kept, DG.output_fns, widths = {}, {}, set(), {}
     custom, DG.attention, DG.unhandled_attention = _custom_pruners(model, DG.hidden_kept, widths)
-    with hooks_cleaned(model), training_flags(model), torch.enable_grad(), _depth_note_silenced():
+    with (hooks_cleaned(model), training_flags(model), torch.enable_grad(), _depth_note_silenced(),
+          forward_tensors(model) as seen):
         _attention_as_layers(DG.attention, DG.hidden_kept, DG.heads_kept)
         _opaque_layers(DG.unhandled_attention, widths)
         try: DG.build_dependency(model, example_inputs, forward_fn=forward, verbose=False, customized_pruners=custom)
@@ -219,6 +224,7 @@ def dependency_graph(model:nn.Module,   # the model to trace; left as it was (va
     return DG
 
 def _from_torch_pruning(e:BaseException) -> bool:
+
     "Was `e` raised inside torch-pruning's own code (not fasterai's, not the model's)?"
     tb = traceback.extract_tb(e.__traceback__)
     return bool(tb) and '/torch_pruning/' in tb[-1].filename.replace('\\', '/')
@@ -419,8 +425,21 @@ class PruningGraph:
                                 b.heads, b.head_dim, kv))
         return sorted(out, key=lambda c: self._order[c.root])
 
+    def _follow_params(self, entries):
+        ("Point the graph's nodes of parameters outside any layer at the objects the model holds now: accelerate "
+         "gives an offloaded module new tensors at each forward, and `HeldValues` its stored values.")
+        DG = self.DG
+        for e in entries:
+            if not isinstance(e.target, nn.Parameter): continue
+            now = self.model.get_parameter(e.name)
+            if now is e.target or e.target not in DG.module2node: continue
+            node = DG.module2node.pop(e.target)
+            node.module, DG.module2node[now] = now, node
+            DG._param_to_name[now] = DG._param_to_name.pop(e.target)
+
     def prune(self,
               root:nn.Module,       # a layer of the graph
+
               idxs:list,            # its output channels to remove
               record:bool=True,     # keep it in torch-pruning's history (False for a prune that will be undone)
               undo:bool=False,      # return an `Undo` that puts everything back exactly
@@ -431,7 +450,8 @@ class PruningGraph:
         b = self.attention.get(root)
         if b is not None and b.o is not None:            # heads cut inside the module: nothing outside it changes
             es = self._head_entries(b, idxs)
-            u = Undo(self, es, widths) if undo else None
+            held = HeldValues(changed_modules(self.model, es, widths))   # offloaded values: in the modules
+            u = Undo(self, es, widths, held) if undo else None
             with _grads_kept(es): cut_heads(b, idxs)
             self._head_cuts += record
         else:
@@ -441,10 +461,13 @@ class PruningGraph:
                                    f"{self.names.get(root, type(root).__name__)!r}")
             es = (self._head_entries(b, idxs) if b is not None
                   else self._with_inner([self._entry(item) for item in group]))
-            u = Undo(self, es, widths) if undo else None
+            held = HeldValues(changed_modules(self.model, es, widths))
+            u = Undo(self, es, widths, held) if undo else None
+            self._follow_params(es)
             with _grads_kept(es):
                 group.prune(record_history=record)
                 _retie(self.ties)
+        held.offload()              # an offloaded module's cut values: stored where accelerate reads them
         for m, a in widths: setattr(m, a, self.out_channels(root))
         return es, u
 

@@ -9,9 +9,9 @@ import torch
 import torch.nn as nn
 
 # %% auto #0
-__all__ = ['offload_hook', 'offloaded_names', 'offloaded_tensors', 'stored_by_id', 'is_offloaded', 'check_not_offloaded',
-           'execution_device', 'weight_slot', 'weight_offloaded', 'stored_value', 'StoredEdits', 'writable', 'onloaded',
-           'materialised', 'owner_module', 'layer_by_layer', 'StoredState']
+__all__ = ['offload_hook', 'offloaded_names', 'offloaded_tensors', 'stored_by_id', 'is_offloaded', 'execution_device',
+           'weight_slot', 'weight_offloaded', 'stored_value', 'StoredEdits', 'writable', 'onloaded', 'materialised',
+           'HeldValues', 'forward_tensors', 'values_held', 'owner_module', 'layer_by_layer', 'StoredState']
 
 # %% ../../nbs/core/offload.ipynb #82966e1b
 def offload_hook(module:nn.Module,  # any module
@@ -60,15 +60,6 @@ def is_offloaded(model:nn.Module,  # the model
                 ) -> bool:
     "Whether some of `model`'s values live in accelerate's weights maps (CPU or disk offload)."
     return any(offload_hook(m) is not None for m in model.modules())
-
-def check_not_offloaded(model:nn.Module,  # the model
-                        what:str):         # what would change the shapes of its weights (pruning), for the message
-    "A `ValueError` before any work when `what` would change shapes of a model whose values live in weights maps."
-    if is_offloaded(model):
-        raise ValueError(f"{what} cannot work on a model that accelerate offloads ({len(offloaded_tensors(model))} "
-                         f"tensors in its weights maps): it changes the shapes of weights, which accelerate's hooks "
-                         f"check against each stored value, and its dependency graph needs the values in the modules. "
-                         f"Prune the model loaded on one device; sparsity and quantization work on the offloaded one")
 
 def execution_device(model:nn.Module,  # the model
                     ) -> torch.device|None:
@@ -205,6 +196,78 @@ def materialised(module:nn.Module,  # a module whose offloaded tensors are to be
             old = h.weights_map[n]
             edits.put(module, n, t.detach().to(old.device))
         # kept: the edits are not restored
+
+# %% ../../nbs/core/offload.ipynb #badf3768
+def _tensor(module:nn.Module, name:str) -> torch.Tensor:
+    "The tensor object `name` (dotted) of `module` holds now (a parameter or a buffer)."
+    owner, _, attr = name.rpartition('.')
+    m = module.get_submodule(owner) if owner else module
+    return m._parameters[attr] if attr in m._parameters else m._buffers[attr]
+
+def _put_object(module:nn.Module, name:str, obj:torch.Tensor):
+    "Put the very object `obj` back as tensor `name` (dotted) of `module`."
+    owner, _, attr = name.rpartition('.')
+    m = module.get_submodule(owner) if owner else module
+    (m._parameters if attr in m._parameters else m._buffers)[attr] = obj
+
+class HeldValues:
+    ("The offloaded tensors of `modules` held by the modules themselves (their stored values, by reference) while a "
+     "tool reads or cuts them; `offload()` stores what they hold then, `restore()` puts every object back.")
+    def __init__(self,
+                 modules):   # the modules a tool reads or changes (those not offloaded are left as they are)
+        self.slots, self.edits, seen = [], StoredEdits(), set()
+        for m in modules:
+            if id(m) in seen: continue
+            seen.add(id(m))
+            for n in offloaded_names(m):
+                self.slots.append((m, n, _tensor(m, n)))
+                _set_tensor(m, n, stored_value(m, n))
+
+    def __len__(self): return len(self.slots)
+
+    def offload(self):
+        ("What the modules hold now becomes their stored values (weights-map entries replaced, until `restore`); the "
+         "modules hold meta tensors of the new shapes, as accelerate leaves them between forwards.")
+        for m, n, _ in self.slots:
+            t, old = _tensor(m, n).detach(), stored_value(m, n)
+            if not (t.shape == old.shape and t.data_ptr() == old.data_ptr()): self.edits.put(m, n, t.to(old.device))
+            _set_tensor(m, n, torch.empty_like(t, device='meta'))
+
+    def restore(self):
+        "The weights maps' entries and the modules' tensors back to the very objects they held before."
+        self.edits.restore()
+        for m, n, obj in reversed(self.slots): _put_object(m, n, obj)
+
+@contextlib.contextmanager
+def forward_tensors(model:nn.Module,  # the model
+                   ):
+    """Inside the block, each forward records the tensors accelerate gives an offloaded module for it (new objects
+    each time): a dict `id` -> (tensor, name in `model`), for tracers that look parameters up by identity."""
+    seen, names, hooks = {}, {}, []
+    for mn, m in model.named_modules():
+        h = offload_hook(m)
+        if h is None: continue
+        names[id(m)] = [(n, f'{mn}.{n}' if mn else n) for n in offloaded_names(m)]
+        if 'pre_forward' in vars(h): continue          # one hook shared by several modules: wrapped once
+        def pre(module, *args, _run=h.pre_forward, **kwargs):
+            out = _run(module, *args, **kwargs)
+            for n, full in names.get(id(module), []):
+                t = _tensor(module, n)
+                seen[id(t)] = (t, full)
+
+            return out
+        h.pre_forward = pre
+        hooks.append(h)
+    try: yield seen
+    finally:
+        for h in hooks: del h.pre_forward             # the hook's own method again
+
+@contextlib.contextmanager
+def values_held(modules):   # the modules whose offloaded values a tool reads inside the block
+    "Inside the block, the offloaded tensors of `modules` hold their stored values (read them only); then as before."
+    held = HeldValues(modules)
+    try: yield held
+    finally: held.restore()
 
 # %% ../../nbs/core/offload.ipynb #55ea582c
 def owner_module(model:nn.Module,  # the model

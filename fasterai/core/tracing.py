@@ -10,7 +10,7 @@ from .model import silenced
 from .inputs import tensors_of
 
 # %% auto #0
-__all__ = ['output_tensors', 'MappingOverflow']
+__all__ = ['output_tensors', 'follow_unwrapped', 'MappingOverflow']
 
 # %% ../../nbs/core/tracing.ipynb #b782912c
 def output_tensors(out,  # a model's output
@@ -18,6 +18,17 @@ def output_tensors(out,  # a model's output
     """The tensors of a model's output (nested tuples, lists, dicts, `ModelOutput`s); other objects (a KV cache) are
     left out: `tensors_of`, the one walker of nested tensors."""
     return tensors_of(out)
+
+# %% ../../nbs/core/tracing.ipynb #2e2dd65b
+def follow_unwrapped(DG,          # torch-pruning's `DependencyGraph`, its model run but not traced yet
+                     seen:dict):  # `id` -> (tensor, name in the model) of the tensors the forward used
+    "Point `DG`'s parameters outside any layer at the objects of the same name the forward used."
+    by_name = {name: t for t, name in seen.values()}
+    for i, u in enumerate(DG.unwrapped_parameters):
+        t = by_name.get(DG._param_to_name.get(u.parameters))
+        if t is None or t is u.parameters: continue
+        DG.unwrapped_parameters[i] = u._replace(parameters=t)
+        DG._param_to_name[t] = DG._param_to_name.pop(u.parameters)
 
 # %% ../../nbs/core/tracing.ipynb #eab0ccc1
 def _depth_note_silenced():

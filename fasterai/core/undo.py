@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch.nn as nn
 
 # %% auto #0
-__all__ = ['Undo']
+__all__ = ['changed_modules', 'Undo']
 
 # %% ../../nbs/core/undo.ipynb #db11d0f7
 def _plain_state(m) -> dict:
@@ -15,28 +15,39 @@ def _plain_state(m) -> dict:
     return {k: (list(v) if isinstance(v, list) else v) for k, v in vars(m).items()
             if not k.startswith('_') and k != 'training'}
 
+def changed_modules(model:nn.Module,  # the model pruned
+                    entries:list,      # a group's entries (`PruningGraph.entries`)
+                    widths=()):        # (module, attribute) pairs the prune will set
+    ("The modules a group prune changes, each once: each layer with its children (the attention pruner edits "
+     "out_proj too), the owner of each parameter outside any layer, and those holding a width.")
+    out, seen = [], set()
+    def keep(m):
+        if id(m) not in seen:
+            seen.add(id(m))
+            out.append(m)
+    for e in entries:
+        if isinstance(e.target, nn.Parameter): keep(model.get_submodule(e.name.rpartition('.')[0]))
+        else:
+            for sub in e.target.modules(): keep(sub)
+    for m, _ in widths: keep(m)
+    return out
+
 class Undo:
     "The state one group prune changes, saved just before it; `restore()` puts it back exactly."
     def __init__(self,
                  graph,                # the `PruningGraph` about to prune
                  entries:list,         # the group's entries (`PruningGraph.entries`)
-                 widths=()):           # (module, attribute) pairs the prune will set
-        DG, self.graph, self.mods, self.param_nodes, self.touched = graph.DG, graph, [], [], []
-        seen = set()
-        def keep(m):
-            if id(m) in seen: return
-            seen.add(id(m))
-            self.mods.append((m, dict(m._parameters), dict(m._buffers), _plain_state(m)))
+                 widths=(),            # (module, attribute) pairs the prune will set
+                 held=None):           # offloaded values the prune works on (`fasterai.core.offload.HeldValues`)
+        DG, self.graph, self.param_nodes, self.touched, self.held = graph.DG, graph, [], [], held
+        self.mods = [(m, dict(m._parameters), dict(m._buffers), _plain_state(m))
+                     for m in changed_modules(graph.model, entries, widths)]
         for e in entries:
             if isinstance(e.target, nn.Parameter):             # a parameter outside any layer: its owner changes
-                keep(graph.model.get_submodule(e.name.rpartition('.')[0]))
                 self.param_nodes.append((DG.module2node[e.target], e.target))
                 self.touched.append(e.name)
-            else:
-                for sub in e.target.modules(): keep(sub)  # and its children: the attention pruner edits out_proj too
-                if e.target in graph.names: self.touched.append(graph.names[e.target])
+            elif e.target in graph.names: self.touched.append(graph.names[e.target])
         for m, _ in widths:
-            keep(m)
             if graph.names.get(m) not in self.touched: self.touched.append(graph.names[m])
         self.module2node, self.param_to_name = dict(DG.module2node), dict(DG._param_to_name)
         self.history, self.head_cuts = len(DG._pruning_history), graph._head_cuts
@@ -54,3 +65,5 @@ class Undo:
         DG._param_to_name.update(self.param_to_name)
         del DG._pruning_history[self.history:]
         self.graph._head_cuts = self.head_cuts
+        if self.held is not None: self.held.restore()   # offloaded: weights maps and meta tensors as they were
+

@@ -14,7 +14,8 @@ from ..core.criteria import Criteria, large_final
 from ..core.inputs import run_model, input_shape
 from ..core.units import check_percents
 from ..core.model import eval_mode, check_model
-from ..core.offload import check_not_offloaded
+from ..core.offload import stored_value, values_held
+from ..core.undo import changed_modules
 from ..core.select import select_modules
 from ..core.counter import count_flops_params, uncounted_lines
 from ..core.graph import (PruningGraph, CriteriaImportance, channel_scores, normalize_mean_abs, dependency_graph,
@@ -81,7 +82,7 @@ class Pruner:
                  # (`channel_scores`)
                  scoring:str='group'):
         check_model(model)
-        check_not_offloaded(model, 'the Pruner')
+
         if context not in ('local', 'global'):
             raise ValueError(f"context={context!r} is not allowed; allowed: ['local', 'global']")
         if scoring not in SCORINGS: raise ValueError(f"scoring={scoring!r} is not allowed; allowed: {list(SCORINGS)}")
@@ -201,9 +202,16 @@ def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
     if cache is not None and key[1] is not None and key in cache: s = cache[key]
     else:
         # host scores: indices for torch-pruning
-        s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring).cpu()
+        s = self._channel_scores(g).cpu()
         if cache is not None and key[1] is not None: cache[key] = s
     return normalize_mean_abs(s) if normalize else s
+
+@patch
+def _channel_scores(self:Pruner, g) -> torch.Tensor:
+    "Scores of `g`'s current channels, on their device; an offloaded group's values read where they are stored."
+    full = self._full_group(g)
+    with values_held(changed_modules(self.model, full)):
+        return channel_scores(full, self.criteria, self.references, self.scoring)
 
 @patch
 @torch.no_grad()
@@ -219,7 +227,7 @@ def score_groups(self:Pruner,
     if not todo: return
     by_device = {}
     for g in todo:
-        try: s = channel_scores(self._full_group(g), self.criteria, self.references, self.scoring)
+        try: s = self._channel_scores(g)
         # a group the graph cannot cut: scored (and its error raised) only if ever cut
         except Exception: continue
         by_device.setdefault(s.device, []).append((g, s))
@@ -325,7 +333,7 @@ def _cut_references(self:Pruner, entries:list):
 def set_references(self:Pruner):
     "Take the current weights as the reference of criteria that need one (`movement`, `large_init`, ...)."
     self.references.clear()
-    self.references.update({m: m.weight.detach().clone() for m in self._member_of})
+    self.references.update({m: stored_value(m).detach().clone() for m in self._member_of})
 
 # %% ../../nbs/prune/pruner.ipynb #bae7fa0b
 @patch
