@@ -14,7 +14,8 @@ from ..core.granularity import Granularities, WeightUnit
 from .costs import Selection
 from ..core.criteria import Criteria, large_final
 from ..core.units import check_percent, check_bits, check_flag
-from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier, masked_in_scores
+from ..sparse.sparsifier import layer_mask, MaskScratch, n_zeroed, Sparsifier
+from ..sparse.inplace import masked_in_scores
 from ..core.inputs import run_model, input_shape, to_device, tensors_of
 from ..core.offload import (StoredEdits, weight_offloaded, weight_slot, stored_value, writable,
                                    execution_device, is_offloaded, layer_by_layer)

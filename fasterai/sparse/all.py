@@ -7,10 +7,11 @@ __all__ = []
 
 # %% ../../nbs/sparse/all.ipynb #e911a15a
 from fasterai.core.units import fastai_module
-from fasterai.sparse import sparsifier, methods
+from fasterai.sparse import sparsifier, methods, inplace
 from fasterai.sparse.sparsifier import *
 from fasterai.sparse.methods import *
+from fasterai.sparse.inplace import *
 # None: no fastai
 sparsify_callback, __getattr__ = fastai_module('fasterai.sparse.sparsify_callback', ['SparsifyCallback'])
 if sparsify_callback is not None: from fasterai.sparse.sparsify_callback import *
-__all__ = [n for mod in (sparsifier, methods, sparsify_callback) if mod is not None for n in mod.__all__]
+__all__ = [n for mod in (sparsifier, methods, inplace, sparsify_callback) if mod is not None for n in mod.__all__]

@@ -19,7 +19,7 @@ from ..core.calibration import Calibration
 from ..quantize.quantizer import out_channel_axis
 
 # %% auto #0
-__all__ = ['MaskScratch', 'n_zeroed', 'Sparsifier', 'model_sparsity', 'format_sparsity', 'layer_mask', 'masked_in_scores']
+__all__ = ['MaskScratch', 'n_zeroed', 'Sparsifier', 'model_sparsity', 'format_sparsity', 'layer_mask']
 
 # %% ../../nbs/sparse/sparsifier.ipynb #0294f690
 def _selected(model:nn.Module, layers=None, layer_type=None, embeddings:bool=False) -> dict:
@@ -481,51 +481,3 @@ def layer_mask(weight:torch.Tensor,    # the weight to sparsify
                          f"{tuple(weight.shape)} (reduce with keepdim=True)")
     keep = _lowest(scores, n_zeroed(scores.numel(), sparsity, round_to), complement=True, scratch=scratch)
     return keep.expand_as(weight)
-
-# %% ../../nbs/sparse/sparsifier.ipynb #6bc534b2
-_CHUNK = 1 << 18   # entries read at a time by the in-place mask
-
-def _kth_bits(bits:np.ndarray, k:int) -> tuple:
-    """(k-th smallest of `bits`, how many are below it), `bits` being non-negative floats read as int32, found from
-    a histogram of the top 16 bits and the one bucket that holds it; (None, 0) when a value is negative or the k-th
-    is NaN."""
-    hist = np.zeros(1 << 15, np.int64)
-    for s in range(0, bits.size, _CHUNK):
-        c = bits[s:s + _CHUNK]
-        if c.min() < 0: return None, 0
-        hist += np.bincount(c >> 16, minlength=1 << 15)
-    cum = np.cumsum(hist)
-    top = int(np.searchsorted(cum, k))
-    before = int(cum[top - 1]) if top else 0
-    inside = np.concatenate([c[(c >> 16) == top] for c in (bits[s:s + _CHUNK] for s in range(0, bits.size, _CHUNK))])
-    t = np.partition(inside, k - before - 1)[k - before - 1]
-    if t > _INF_BITS: return None, 0
-    return t, before + int(np.count_nonzero(inside < t))
-
-def masked_in_scores(scores:torch.Tensor,  # one score per weight (float32, CPU, contiguous, its own memory)
-                     weight:torch.Tensor,  # the weight (float32, CPU, contiguous), read only
-                     sparsity:float,       # percent of the weights to zero, 0-100
-                    ) -> torch.Tensor|None:
-    """`scores` overwritten with `weight` where `layer_mask` keeps it and 0 where it zeroes it (the lowest-scoring
-    `sparsity`%, ties: lower flat index first), and returned; None, `scores` untouched, when the scores are not one
-    non-negative float32 per weight in their own memory: then use `layer_mask`."""
-    fits = (scores.shape == weight.shape and scores.dtype == weight.dtype == torch.float32 and scores.is_contiguous()
-            and weight.is_contiguous() and scores.device.type == weight.device.type == 'cpu'
-            and scores.untyped_storage().data_ptr() != weight.untyped_storage().data_ptr())
-    k = n_zeroed(scores.numel(), check_percent('sparsity', sparsity))
-    if not fits or k <= 0 or k >= scores.numel(): return None
-    bits, w = scores.numpy().reshape(-1).view(np.int32), weight.detach().numpy().reshape(-1)
-    t, below = _kth_bits(bits, k)
-    if t is None: return None
-    ties = k - below                                 # equal to the k-th: the first ones by flat index are zeroed
-    for s in range(0, bits.size, _CHUNK):
-        b = bits[s:s + _CHUNK]
-        zero = b < t
-        if ties > 0:
-            first = np.flatnonzero(b == t)[:ties]
-            zero[first] = True
-            ties -= len(first)
-        out = b.view(np.float32)                     # the scores' memory becomes the new weight
-        np.copyto(out, w[s:s + _CHUNK])
-        out[zero] = 0
-    return scores
