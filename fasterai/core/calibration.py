@@ -37,6 +37,7 @@ class LayerStats:
               mean:bool=True,   # divide by the inputs seen (False: the sums XᵀX as collected, not copied)
              ) -> list:
         "Per part `(rows, H)`: H = XᵀX / n, the mean Gram matrix of the inputs (float32); with `mean=False`, XᵀX."
+        mean = check_flag('mean', mean)
         return [(r, h / max(self.n, 1) if mean else h) for r, h in zip(self.rows, self.xtx)]
 
     def range(self) -> tuple:

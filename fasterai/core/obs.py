@@ -5,6 +5,7 @@
 # %% ../../nbs/core/obs.ipynb #3cdb0f74
 from __future__ import annotations
 import torch
+from .units import check_flag
 
 # %% auto #0
 __all__ = ['inverse_factor', 'obs_reconstruct']
@@ -66,6 +67,7 @@ def obs_reconstruct(W:torch.Tensor,       # (rows, width) float32, overwritten w
                    ) -> torch.Tensor|None:
     ("Zero `n_zero` weights (or those `keep` drops) and/or round every column with `rounder`, in column order, each "
      "column's error pushed into the later ones; returns the keep mask (None when nothing is zeroed).")
+    per_row = check_flag('per_row', per_row)
     rows, d = W.shape
     if keep is not None and n_zero:
         raise ValueError("give n_zero (the method chooses) or keep (a fixed mask), not both")
