@@ -234,6 +234,7 @@ def _set_mask(self:Sparsifier, name:str, keep:torch.Tensor, n_zero:int):
     "Store `keep` (one entry per group, `n_zero` of them False) as the mask of `name`; zero the weights it drops."
     if n_zero == 0:
         self.masks.pop(name, None)
+        self._moved.discard(name)
         return
     self.masks[name] = keep
     with torch.no_grad(): self.layers[name].weight.mul_(keep.to(self.layers[name].weight.device).view(torch.uint8))
@@ -259,8 +260,7 @@ def _uses(self:Sparsifier, opt) -> bool:
     return any(id(p) in ids for g in opt.param_groups for p in g['params'])
 
 def _remove_all(handles:list):
-    for h in handles: h.remove()
-    handles.clear()
+    while handles: handles.pop().remove()
 
 @patch
 def _ensure_hook(self:Sparsifier, name:str):
@@ -277,27 +277,42 @@ def _ensure_hook(self:Sparsifier, name:str):
         self._hook = register_optimizer_step_post_hook(_reapply_masks)
         self._handles.append(self._hook)
     self._watched.add(name)
-    unit = self.layers[name]
-    if not (unit.weight.is_leaf and unit.weight.requires_grad): return     # no optimizer moves it
-    hook = _LayerHook(self, name)
+    unit, hook = self.layers[name], _LayerHook(self, name)
     holder = unit.module if isinstance(unit, WeightUnit) else unit
-    self._handles += [unit.weight.register_post_accumulate_grad_hook(hook.got_grad),
-                      holder.register_forward_pre_hook(hook.before_forward)]
+    self._handles += [holder.register_forward_pre_hook(hook.before_forward),
+                      holder.register_state_dict_pre_hook(hook.before_state_dict)]
+    hook.arm(self)                                   # a frozen weight: from its first forward after unfreezing
+
+@patch
+def _flush(self:Sparsifier):
+    "Zero again the layers whose weights may have moved since their masks were last applied."
+    for name in [n for n in self._moved if n in self.masks]: self._reapply(name)
 
 class _LayerHook:
     """The hooks of one masked layer, bound weakly to its Sparsifier; pickled with the model (`torch.save`), they
     come back inert."""
-    def __init__(self, sp:Sparsifier, name:str): self.ref, self.name = weakref.ref(sp), name
+    def __init__(self, sp:Sparsifier, name:str): self.ref, self.name, self.armed = weakref.ref(sp), name, False
     def __getstate__(self): return {'name': self.name}
-    def __setstate__(self, state): self.ref, self.name = _gone, state['name']
+    def __setstate__(self, state): self.ref, self.name, self.armed = _gone, state['name'], True
+    def arm(self, sp:Sparsifier):
+        "Watch the weight's gradients, once it can get one."
+        w = sp.layers[self.name].weight
+        if self.armed or not (w.is_leaf and w.requires_grad): return
+        sp._handles.append(w.register_post_accumulate_grad_hook(self.got_grad))
+        self.armed = True
     def got_grad(self, p):
         "The weight got a gradient: an optimizer may move its masked entries."
         sp = self.ref()
         if sp is not None and self.name in sp.masks: sp._moved.add(self.name)
     def before_forward(self, module, args):
-        "Zero the masked entries again if they may have moved."
+        "Zero the masked entries again if they may have moved (and watch a weight unfrozen since)."
         sp = self.ref()
-        if sp is not None and self.name in sp._moved and self.name in sp.masks: sp._reapply(self.name)
+        if sp is None: return
+        self.arm(sp)
+        if self.name in sp._moved and self.name in sp.masks: sp._reapply(self.name)
+    def before_state_dict(self, module, prefix, keep_vars):
+        "A state dict (`torch.save`, a checkpoint) holds the zeros even right after a step."
+        self.before_forward(module, ())
 
 def _gone(): return None
 
@@ -445,6 +460,7 @@ def format_sparsity(df, # a `sparsity_report` or `model_sparsity` DataFrame
 @patch
 def sparsity_report(self:Sparsifier):
     "DataFrame of the Sparsifier's layers: layer, type, params (weights), zeros, sparsity (%), plus a total row."
+    self._flush()
     return _report(self.layers)
 
 @patch
@@ -456,7 +472,7 @@ def print_sparsity(self:Sparsifier):
 def remove(self:Sparsifier):
     """Take away the hooks and masks the Sparsifier added; the weights stay as they are (zeros stay zeros: a layer whose
     weight got a gradient since its masks were last applied is zeroed again first)."""
-    for name in list(self._moved): self._reapply(name)
+    self._flush()
     if self._finalizer is not None: self._finalizer.detach()
     _remove_all(self._handles)
     self._hook, self._finalizer = None, None
