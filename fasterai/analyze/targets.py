@@ -272,6 +272,7 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
     if budget not in ('params', 'flops'):
         raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
     if prior not in PRIORS: raise ValueError(f"prior={prior!r} is not allowed; allowed: {list(PRIORS)}")
+    if prior is not None: _check_band(band)
     d = s.deltas
     idx = {c.name: j for j, c in enumerate(s.layers)}
     units = allocation_units([c for j, c in enumerate(s.layers) if not np.all(np.isnan(d[j]))], s.kind)
@@ -296,7 +297,7 @@ PRIORS = (None, 'erk', 'magnitude')
 def _unit_tensors(units:list, model) -> list:
     "The weight of each unit (one layer each: unstructured kinds), from the model."
     mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}
-    return [mods[u[0].name].weight for u in units]
+    return [stored_value(*weight_slot(mods[u[0].name])) for u in units]   # an offloaded one: where it lives
 
 def _unit_shapes(s, units:list, model, prior:str) -> list:
     "The weight shape of each unit, for a prior that reads shapes (ERK): unstructured kinds only, from the model."

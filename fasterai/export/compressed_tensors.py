@@ -57,6 +57,8 @@ def export_compressed_tensors(plan,             # a `Plan` made with target='com
                              ) -> Exported:
     "Save `model` with `plan` applied as a compressed-tensors checkpoint that transformers and vLLM load."
     check_model(model)
+    if isinstance(max_shard_bytes, bool) or not isinstance(max_shard_bytes, int) or max_shard_bytes < 1:
+        raise ValueError(f"max_shard_bytes={max_shard_bytes!r} must be a positive integer (bytes per file)")
     path = check_destination(path)
     _check_exportable(plan, model)
     lifecycle = require('compressed_tensors.quantization', 'compressed-tensors')

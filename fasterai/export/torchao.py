@@ -66,7 +66,7 @@ def _hold(model:nn.Module, layer:str, qt):
         if getattr(other, 'weight', None) is not m.weight or other is m: continue
         other.weight = w
     if is_transposed_linear(m):       # HF Conv1D computes x @ W + b with W (in, out): a Linear of W's transpose
-        lin = nn.Linear(*reversed(m.weight.shape), bias=m.bias is not None, device='meta')
+        lin = nn.Linear(*m.weight.shape, bias=m.bias is not None, device='meta')  # (in, out)
         lin.weight, lin.bias = w, m.bias
         parent, _, child = layer.rpartition('.')
         setattr(model.get_submodule(parent) if parent else model, child, lin)
