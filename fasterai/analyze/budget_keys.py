@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 from ..core.counter import count_flops_params
 from ..core.select import candidate_units
+from ..core.offload import as_run
 from ..quantize.quantizer import Quantizer
 
 # %% auto #0
@@ -128,13 +129,14 @@ def measure(model:nn.Module,               # a (compressed) model
     check_flag('sparse_macs', sparse_macs)
     if sparse_index not in SPARSE_INDEX:
         raise ValueError(f"sparse_index={sparse_index!r} is not allowed; allowed: {list(SPARSE_INDEX)}")
-    bits = dict(quantizer.bits) if quantizer is not None else {}
-    if bits: quantizer.restore()
-    try: _, _, df = count_flops_params(model, sample)
-    finally:
-        if bits: quantizer.quantize_model(bits)
-    rep = (quantizer if quantizer is not None else Quantizer(model, embeddings=True)).report()
-    units, alias = candidate_units(model, embeddings=True, aliases=True)
+    with as_run(model):   # an offloaded model as it runs: dispatch_model's ties (until a first forward) undone
+        bits = dict(quantizer.bits) if quantizer is not None else {}
+        if bits: quantizer.restore()
+        try: _, _, df = count_flops_params(model, sample)
+        finally:
+            if bits: quantizer.quantize_model(bits)
+        rep = (quantizer if quantizer is not None else Quantizer(model, embeddings=True)).report()
+        units, alias = candidate_units(model, embeddings=True, aliases=True)
     index = sum(units[alias.get(l, l)].weight.numel() / 8 for l in sparse) if sparse_index == 'bitmask' else 0.
     r, held = rep.set_index('unit'), None
     if layers is not None:

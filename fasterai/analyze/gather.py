@@ -10,6 +10,7 @@ import torch.nn as nn
 from ..core.units import check_flag
 from ..core.counter import count_flops_params, weightless_macs
 from ..core.model import ModelGuard, check_model
+from ..core.offload import as_run
 from ..core.granularity import is_transposed_linear
 from ..core.select import candidate_modules, candidate_units
 from .costs import CostModel
@@ -88,30 +89,32 @@ def build_cost_model(model:nn.Module,     # the uncompressed model (given back e
     check_flag('guard', guard)
     check_model(model)
     if scope not in ('model', 'units'): raise ValueError(f"scope={scope!r} is not allowed; allowed: ['model', 'units']")
-    params = list(model.named_parameters())                       # tied parameters once
-    index = {id(p): i for i, (_, p) in enumerate(params)}
-    units = candidate_units(model, embeddings=True)          # layers and weight parameters (attention, RNNs, Conv1D)
-    mods = {**dict(model.named_modules()), **units}
-    weights = {n: index[id(m.weight)] for n, m in mods.items()
-               if isinstance(getattr(m, 'weight', None), torch.Tensor) and id(m.weight) in index}
-    named = list(layers) + [n for names, _ in groups.values() for n in names]
-    cands = {**candidate_modules(model), **units}
-    bad = [n for n in dict.fromkeys(named) if n not in cands or n not in weights]
-    if bad: raise ValueError(f"layers {bad} are not layers of this model that fasterai compresses "
-                             f"(with a weight parameter)")
-    with (ModelGuard(model) if guard else contextlib.nullcontext()), torch.no_grad():
-        df = count_flops_params(model, sample)[2] if counted is None else counted
-        macs = {r.layer: int(r.macs) for r in df.itertuples() if r.layer in weights and r.macs}
-        other = int(df.macs.sum()) - sum(macs.values())
-        owners = df.attrs.get('weightless', {})
-        table, pmacs = _pruning_tables(model, sample, params, groups, pruner, cuts, owners, shapes)
-    scoped = (list(range(len(params))) if scope == 'model' else sorted({weights[n] for n in named}))
-    nz = df.attrs['nonzero']
-    return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
-                     [nz[n] for n, _ in params], [p.element_size() * 8 for _, p in params],
-                     weights, macs, float(other), {n: list(ax) for n, ax in layers.items()},
-                     table, scoped, scope == 'model', pruning_macs=pmacs, uncounted=df.attrs.get('uncounted', {}),
-                     out_axes=_out_axes(model, params))
+    with as_run(model):   # an offloaded model as it runs: dispatch_model's ties (until a first forward) undone
+        params = list(model.named_parameters())                       # tied parameters once
+        index = {id(p): i for i, (_, p) in enumerate(params)}
+        units = candidate_units(model, embeddings=True)      # layers and weight parameters (attention, RNNs, Conv1D)
+        mods = {**dict(model.named_modules()), **units}
+        weights = {n: index[id(m.weight)] for n, m in mods.items()
+                   if isinstance(getattr(m, 'weight', None), torch.Tensor) and id(m.weight) in index}
+        named = list(layers) + [n for names, _ in groups.values() for n in names]
+        cands = {**candidate_modules(model), **units}
+        bad = [n for n in dict.fromkeys(named) if n not in cands or n not in weights]
+        if bad: raise ValueError(f"layers {bad} are not layers of this model that fasterai compresses "
+                                 f"(with a weight parameter)")
+        with (ModelGuard(model) if guard else contextlib.nullcontext()), torch.no_grad():
+            df = count_flops_params(model, sample)[2] if counted is None else counted
+            macs = {r.layer: int(r.macs) for r in df.itertuples() if r.layer in weights and r.macs}
+            other = int(df.macs.sum()) - sum(macs.values())
+            owners = df.attrs.get('weightless', {})
+            table, pmacs = _pruning_tables(model, sample, params, groups, pruner, cuts, owners, shapes)
+        scoped = (list(range(len(params))) if scope == 'model' else sorted({weights[n] for n in named}))
+        nz = df.attrs['nonzero']
+        return CostModel([n for n, _ in params], [list(p.shape) for _, p in params],
+                         [nz[n] for n, _ in params], [p.element_size() * 8 for _, p in params],
+                         weights, macs, float(other), {n: list(ax) for n, ax in layers.items()},
+                         table, scoped, scope == 'model', pruning_macs=pmacs, uncounted=df.attrs.get('uncounted', {}),
+                         out_axes=_out_axes(model, params))
+
 
 def _opaque_unchanged(shapes:dict|None, opaque:list, group:str, levels:list) -> bool:
     """Did every module in `opaque` see the same input shapes with `group` cut at each of `levels` as on the intact

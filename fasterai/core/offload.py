@@ -11,7 +11,7 @@ import torch.nn as nn
 # %% auto #0
 __all__ = ['offload_hook', 'offloaded_names', 'offloaded_tensors', 'stored_by_id', 'is_offloaded', 'execution_device',
            'weight_slot', 'weight_offloaded', 'stored_value', 'StoredEdits', 'writable', 'onloaded', 'materialised',
-           'HeldValues', 'forward_tensors', 'values_held', 'owner_module', 'layer_by_layer', 'StoredState']
+           'HeldValues', 'forward_tensors', 'values_held', 'owner_module', 'layer_by_layer', 'StoredState', 'as_run']
 
 # %% ../../nbs/core/offload.ipynb #82966e1b
 def offload_hook(module:nn.Module,  # any module
@@ -311,3 +311,22 @@ class StoredState:
     def checksums(self, checksum) -> dict:
         "Name -> `checksum(value)` of every offloaded tensor, read one at a time (no copy of the model is kept)."
         return {name: checksum(stored_value(m, n)) for name, (m, n) in offloaded_tensors(self.model).items()}
+
+# %% ../../nbs/core/offload.ipynb #47e9280a
+@contextlib.contextmanager
+def as_run(model:nn.Module,  # the model
+          ):
+    """Inside the block, an offloaded tensor that another module's tensor stands in for (`dispatch_model`'s ties
+    until the first forward) is a meta tensor, as accelerate leaves it after a forward; then the very objects again."""
+    slots = []
+    for m in model.modules():
+        if offload_hook(m) is None: continue
+        for n in offloaded_names(m):
+            t = _tensor(m, n)
+            if t.is_meta: continue
+            slots.append((m, n, t))
+            meta = torch.empty_like(t, device='meta')
+            _put_object(m, n, nn.Parameter(meta, t.requires_grad) if isinstance(t, nn.Parameter) else meta)
+    try: yield [n for _, n, _ in slots]
+    finally:
+        for m, n, t in reversed(slots): _put_object(m, n, t)
