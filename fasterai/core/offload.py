@@ -215,28 +215,33 @@ class HeldValues:
      "tool reads or cuts them; `offload()` stores what they hold then, `restore()` puts every object back.")
     def __init__(self,
                  modules):   # the modules a tool reads or changes (those not offloaded are left as they are)
-        self.slots, self.edits, seen = [], StoredEdits(), set()
-        for m in modules:
-            if id(m) in seen: continue
-            seen.add(id(m))
-            for n in offloaded_names(m):
-                self.slots.append((m, n, _tensor(m, n)))
-                _set_tensor(m, n, stored_value(m, n))
+        self.slots, self.edits, seen = [], StoredEdits(), set()   # slots: (module, name, its object, value held)
+        try:
+            for m in modules:
+                if id(m) in seen: continue
+                seen.add(id(m))
+                for n in offloaded_names(m):
+                    obj, value = _tensor(m, n), stored_value(m, n)
+                    self.slots.append((m, n, obj, value))
+                    _set_tensor(m, n, value)
+        except BaseException:                        # a value that cannot be read: every module as it was
+            self.restore()
+            raise
 
     def __len__(self): return len(self.slots)
 
     def offload(self):
         ("What the modules hold now becomes their stored values (weights-map entries replaced, until `restore`); the "
          "modules hold meta tensors of the new shapes, as accelerate leaves them between forwards.")
-        for m, n, _ in self.slots:
-            t, old = _tensor(m, n).detach(), stored_value(m, n)
-            if not (t.shape == old.shape and t.data_ptr() == old.data_ptr()): self.edits.put(m, n, t.to(old.device))
+        for m, n, _, held in self.slots:           # unchanged: not stored again (a disk read is a new copy)
+            t = _tensor(m, n).detach()
+            if not (t.shape == held.shape and t.data_ptr() == held.data_ptr()): self.edits.put(m, n, t.to(held.device))
             _set_tensor(m, n, torch.empty_like(t, device='meta'))
 
     def restore(self):
         "The weights maps' entries and the modules' tensors back to the very objects they held before."
         self.edits.restore()
-        for m, n, obj in reversed(self.slots): _put_object(m, n, obj)
+        for m, n, obj, _ in reversed(self.slots): _put_object(m, n, obj)
 
 @contextlib.contextmanager
 def forward_tensors(model:nn.Module,  # the model
