@@ -134,7 +134,10 @@ def apply_plan(plan,                        # a `Plan`
     crit = getattr(methods.sparsity, 'criteria', None)
     if zeros and getattr(crit, 'needs_inputs', False): crit.bind(model, {n: layers[n] for n in zeros})  # Wanda criteria
     run = _Run(model, layers, methods, q, Calibration(model, layers, calibration_data) if methods.needs else None)
-    records = {n: run.layer(n, (zero_kind, zeros.get(n)), (bits_kind, bits.get(n))) for n in layers}
+    try: records = {n: run.layer(n, (zero_kind, zeros.get(n)), (bits_kind, bits.get(n))) for n in layers}
+    except BaseException:                          # a layer that fails: those quantized so far back to their floats
+        if q is not None: q.restore()
+        raise
     run.say_fallbacks()
     for k in weight:                                  # other weight kinds (registered by users): their own tool
         if k not in (zero_kind, bits_kind) and targets[k]:
