@@ -9,6 +9,7 @@ import numpy as np
 from ..core.units import check_percent
 from ..core.knapsack import hull_path
 from ..core.select import candidate_units
+from ..core.offload import stored_value, weight_slot
 
 # %% auto #0
 __all__ = ['PRIORS', 'check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets', 'erk_levels',

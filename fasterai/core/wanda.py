@@ -10,9 +10,8 @@ import torch.nn as nn
 from .criteria import Criteria
 from .calibration import Calibration, site_of
 from .granularity import WeightUnit
-from .inputs import (run_model, to_device, calibration_batches, check_calibration_data, input_shape,
-                                  CalibrationError)
-from .model import check_model, eval_mode, model_device
+from .inputs import check_calibration_data
+from .model import check_model
 from .units import check_flag
 
 # %% auto #0
