@@ -10,9 +10,8 @@ import torch.nn as nn
 import json
 from ..core.model import check_model
 from ..core.offload import is_offloaded, offloaded_tensors, stored_value, StoredState
-from ..plan.targets import plan_target
 from ..plan.apply import apply_plan
-from .formats import Exported, check_destination, require, applied_copy
+from .formats import Exported, check_destination, require, applied_copy, planned_for, written_files
 
 # %% auto #0
 __all__ = ['export_compressed_tensors', 'checkpoint_bytes']
@@ -38,10 +37,7 @@ def _config(qts:dict,          # layer -> the `QTensor` it holds
 
 def _check_exportable(plan, model:nn.Module):
     "Refuse, before any work, a plan for another target, a model transformers cannot save, a tied quantized weight."
-    target = plan_target(plan.settings.get('target'))
-    if target is None or target.name != 'compressed-tensors':
-        raise ValueError(f"this plan was made for target={None if target is None else target.name!r}; make it with "
-                         f"plan_compression(..., target='compressed-tensors') to export it to compressed-tensors")
+    target = planned_for(plan, 'compressed-tensors')
     target.check_model(model)
     owners = {}
     for n, m in model.named_modules():
@@ -79,7 +75,7 @@ def export_compressed_tensors(plan,             # a `Plan` made with target='com
             m.get_submodule(layer).weight_packed.copy_(pack(qt.codes.to(torch.int8), qt.scheme.bits))
     m.save_pretrained(path, max_shard_size=max_shard_bytes)
     compressor.update_config(path)
-    files = sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
+    files = written_files(path)
     return Exported('compressed-tensors', path, files, plan.figures['bytes'], checkpoint_bytes(path), None, record)
 
 def checkpoint_bytes(path,   # a directory with safetensors files
@@ -126,7 +122,7 @@ def _export_offloaded(plan, model:nn.Module, path:Path, compressors, pack, max_s
     if getattr(model, 'generation_config', None) is not None: model.generation_config.save_pretrained(path)
     linears = [n for n, m in model.named_modules() if isinstance(m, nn.Linear) and n not in qts]
     compressors.ModelCompressor(quantization_config=_config(qts, written=True, ignore=linears)).update_config(path)
-    files = sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
+    files = written_files(path)
     return Exported('compressed-tensors', path, files, plan.figures['bytes'], checkpoint_bytes(path), None, record)
 
 class _Shards:

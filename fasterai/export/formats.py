@@ -12,12 +12,12 @@ from pathlib import Path
 from ..quantize.scheme import QuantScheme
 from ..analyze.effects import QuantEffect, register_format
 from ..plan.options import plan_kind
-from ..plan.targets import Target, register_target
+from ..plan.targets import Target, register_target, plan_target
 from ..plan.apply import apply_plan
 
 # %% auto #0
-__all__ = ['GGUF_TYPES', 'GGUF_DEFAULT', 'GGUFType', 'require', 'check_destination', 'Exported', 'applied_copy',
-           'CompressedTensors', 'LlamaCpp', 'TorchAO']
+__all__ = ['GGUF_TYPES', 'GGUF_DEFAULT', 'GGUFType', 'require', 'check_destination', 'Exported', 'planned_for', 'written_files',
+           'applied_copy', 'CompressedTensors', 'LlamaCpp', 'TorchAO']
 
 # %% ../../nbs/export/formats.ipynb #8d077cd3
 @dataclass(frozen=True)
@@ -92,6 +92,20 @@ class Exported:
         if self.tensor_bytes is not None: b += f", {self.tensor_bytes / 1e6:.3f} MB written ({self.bytes_error:+.2%})"
         files = textwrap.fill(', '.join(self.files), 76, subsequent_indent='    ')
         return f"Exported({self.target} -> {self.path.name}/\n  files: {files}\n  tensor bytes: {b})"
+
+def planned_for(plan,       # a `Plan`
+                name:str,   # the target an exporter writes: 'compressed-tensors', 'llama.cpp' or 'torchao'
+               ):
+    "The `Target` `plan` was made for, when it is `name`; otherwise a `ValueError` saying how to make one."
+    target = plan_target(plan.settings.get('target'))
+    if target is None or target.name != name:
+        raise ValueError(f"this plan was made for target={None if target is None else target.name!r}; make it with "
+                         f"plan_compression(..., target={name!r}) to run or export it there")
+    return target
+
+def written_files(path:Path) -> list:
+    "The files under directory `path`, relative to it, sorted."
+    return sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
 
 # %% ../../nbs/export/formats.ipynb #eeb903e5
 def applied_copy(plan,             # a `Plan` made for a target

@@ -8,8 +8,7 @@ import re, shlex
 import torch
 import torch.nn as nn
 from ..core.model import check_model
-from ..plan.targets import plan_target
-from .formats import Exported, check_destination
+from .formats import Exported, check_destination, planned_for, written_files
 
 # %% auto #0
 __all__ = ['GGUF_NAMES', 'gguf_names', 'tensor_type_args', 'export_llamacpp', 'q4_k_m_bits']
@@ -62,10 +61,7 @@ def tensor_type_args(plan,            # a `Plan` made with target='llama.cpp'
                      model:nn.Module, # the model it was made for
                     ) -> list:
     "`NAME=TYPE` for every planned tensor: its GGUF name (with `.weight`) and llama-quantize's type name."
-    target = plan_target(plan.settings.get('target'))
-    if target is None or target.name != 'llama.cpp':
-        raise ValueError(f"this plan was made for target={None if target is None else target.name!r}; "
-                         f"make it with plan_compression(..., target='llama.cpp') to export it to llama.cpp")
+    target = planned_for(plan, 'llama.cpp')
     bits = plan.bits_map()
     names = gguf_names(model, list(bits))
     return [f"{g}.weight={target.types[b].lower()}" for l, b in bits.items() for g in names[l]]
@@ -93,7 +89,7 @@ def export_llamacpp(plan,                   # a `Plan` made with target='llama.c
     (path / 'quantize.sh').write_text('#!/bin/sh\n# from fasterai: run in this directory, llama.cpp on the PATH\n'
                                       'set -e\n' + command)
     if save_model: model.save_pretrained(path / 'model')
-    files = sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
+    files = written_files(path)
     return Exported('llama.cpp', path, files, plan.figures['bytes'], None, command)
 
 # %% ../../nbs/export/llamacpp.ipynb #5eb8ac61

@@ -9,9 +9,8 @@ import torch.nn as nn
 from ..core.model import check_model
 from ..core.granularity import is_transposed_linear
 from ..core.offload import is_offloaded
-from ..plan.targets import plan_target
 from ..plan.apply import apply_plan, ApplyRecord
-from .formats import require
+from .formats import require, planned_for
 
 # %% auto #0
 __all__ = ['torchao_tensor', 'apply_torchao', 'state_dict_bytes']
@@ -39,11 +38,7 @@ def apply_torchao(plan,             # a `Plan` made with target='torchao'
     ("Apply `plan` to `model` in place with `apply_plan`, then hold each quantized weight in a torchao tensor of the "
      "record's codes (an HF `Conv1D` becomes the `nn.Linear` it computes); the record.")
     check_model(model)
-    target = plan_target(plan.settings.get('target'))
-    if target is None or target.name != 'torchao':
-        raise ValueError(f"backend='torchao' runs plans made for it: this one was made for "
-                         f"target={None if target is None else target.name!r}; make it with "
-                         f"plan_compression(..., target='torchao')")
+    target = planned_for(plan, 'torchao')
     require('torchao.quantization', 'torchao')
     if is_offloaded(model):
         raise ValueError("backend='torchao' puts torchao's tensors in the modules of the running model, and "
