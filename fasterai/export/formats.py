@@ -103,7 +103,8 @@ def planned_for(plan,       # a `Plan`
                          f"plan_compression(..., target={name!r}) to run or export it there")
     return target
 
-def written_files(path:Path) -> list:
+def written_files(path:Path,   # a directory an exporter wrote
+                 ) -> list:
     "The files under directory `path`, relative to it, sorted."
     return sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
 
