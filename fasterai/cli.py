@@ -194,9 +194,9 @@ def write_report(sweep:SweepResult,  # the sweep to report
     files = {n: out/n for n in report_files(sweep, targets, bar)}
     sweep.to_csv(files['sweep.csv'])
     sweep.to_json(files['sweep.json'])
-    _save(partial(draw_curves, sweep), files['curves.png'], (10, 6))
+    _save(partial(draw_curves, sweep), files['curves.png'], (8, 5))
     _save(sweep.plot_heatmap, files['heatmap.png'], (2 + 0.9 * len(sweep.levels), 1.5 + 0.3 * len(sweep.layers)))
-    _save(sweep.at(bar).plot, files[f"bars_{bar:g}.png"], (max(8, 0.4 * len(sweep.layers)), 5))
+    _save(sweep.at(bar).plot, files[f"bars_{bar:g}.png"], (8, 5))   # taller with many layers
     if targets is not None: files['targets.json'].write_text(json.dumps(targets, indent=1))
     files['summary.txt'].write_text(summary)
     return files

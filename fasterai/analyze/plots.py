@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['plot_result', 'curve_rows', 'curve_style', 'plot_curves', 'plot_heatmap']
+__all__ = ['ROW_INCHES', 'plot_result', 'curve_rows', 'curve_style', 'plot_curves', 'plot_heatmap']
 
 # %% ../../nbs/analyze/plots.ipynb #ac1172bc
 def _bar_colors(deltas):
@@ -23,38 +23,42 @@ def _bar_heights(d:np.ndarray) -> np.ndarray:
     top = np.nanmax(np.where(np.isfinite(d), d, np.nan), initial=0)
     return np.where(np.isfinite(d), d, np.where(np.isposinf(d), top, 0))
 
-def _mark_noise(ax, bars, x, d, lo, hi, confidence:dict|None):
+def _mark_noise(ax, bars, y, d, lo, hi, confidence:dict|None):
     "Error bars for the deltas `d` with an interval [`lo`, `hi`]; the bars within noise hatched, and a legend."
     from matplotlib.patches import Patch
     ok = np.isfinite(lo) & np.isfinite(d)
     if not ok.any(): return
-    ax.errorbar(x[ok], d[ok], yerr=[d[ok] - lo[ok], hi[ok] - d[ok]], fmt='none', ecolor='black', elinewidth=0.8,
+    ax.errorbar(d[ok], y[ok], xerr=[d[ok] - lo[ok], hi[ok] - d[ok]], fmt='none', ecolor='black', elinewidth=0.8,
                 capsize=2)
     for i in [i for i in np.flatnonzero(ok) if lo[i] <= 0 <= hi[i]]:
         bars[i].set_hatch('///')
         bars[i].set_edgecolor('grey')
     label = f"within noise ({confidence['level']:.0%} interval contains 0)"
     patch = Patch(facecolor='white', edgecolor='grey', hatch='///', label=label)
-    ax.legend(handles=[patch], fontsize=8, loc='upper right')
+    ax.legend(handles=[patch], fontsize=9, loc='best')
+
+ROW_INCHES = 0.24   # the height a layer's bar and its name at 10 pt need
 
 def plot_result(r,             # a `SensitivityResult`, reading the metric to plot
-                figsize:tuple, # size of a new figure
+                figsize:tuple, # size of a new figure; its height grows to give each layer's name a row
                 ax=None,       # draw into this matplotlib Axes instead
                ):
-    "The bar chart `SensitivityResult.plot` draws: `delta` per layer in model order; returns the Axes."
+    "The bar chart `SensitivityResult.plot` draws: `delta` per layer, in model order from the top; returns the Axes."
     import matplotlib.pyplot as plt
-    if ax is None: _, ax = plt.subplots(figsize=figsize)
+    if ax is None: _, ax = plt.subplots(figsize=(figsize[0], max(figsize[1], 1.3 + ROW_INCHES * len(r.layers))))
     d = np.array([l.delta for l in r.layers], dtype=float)
-    x = np.arange(len(d))
-    bars = ax.bar(x, _bar_heights(d), color=_bar_colors(d))
+    y = np.arange(len(d))
+    bars = ax.barh(y, _bar_heights(d), color=_bar_colors(d))
     lo, hi = (np.array([getattr(l, k) for l in r.layers], dtype=float) for k in ('ci_low', 'ci_high'))   # None: NaN
-    _mark_noise(ax, bars, x, d, lo, hi, r.confidence)
+    _mark_noise(ax, bars, y, d, lo, hi, r.confidence)
     for i in np.flatnonzero(~np.isfinite(d)):
-        ax.bar(x[i], 0, color='lightgrey')
-        ax.annotate('n/a' if np.isnan(d[i]) else 'inf', (x[i], 0), ha='center', va='bottom', fontsize=8, color='grey')
-    ax.axhline(0, color='black', lw=0.8)
-    ax.set_xticks(x, [l.name for l in r.layers], rotation=90, fontsize=8)
-    ax.set_ylabel(f"delta ({r.metric_name} damage)")
+        ax.barh(y[i], 0, color='lightgrey')
+        ax.annotate('n/a' if np.isnan(d[i]) else 'inf', (0, y[i]), xytext=(3, 0), textcoords='offset points',
+                    ha='left', va='center', color='grey')
+    ax.axvline(0, color='black', lw=0.8)
+    ax.set_yticks(y, [l.name for l in r.layers])
+    ax.set_ylim(len(d) - 0.5, -0.5)                                      # the first layer on top
+    ax.set_xlabel(f"delta ({r.metric_name} damage)")
     ax.set_title(f"Sensitivity to {r.compression_type} at {r.kind.format_level(r.compression_level)} "
                  f"(baseline {r.metric_name} {r.baseline_metric:.4g})")
     ax.figure.tight_layout()
@@ -127,7 +131,7 @@ def plot_curves(s,              # a `SweepResult`, reading the metric to plot
     ax.set_xlabel(s.kind.axis_label())
     ax.set_ylabel(f'delta ({s.metric_name} damage)' if delta else s.metric_name)
     ax.set_title(_curve_title(s, rows, named))
-    ax.legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1))
+    ax.legend(fontsize=9, loc='upper left', bbox_to_anchor=(1.01, 1))
     ax.figure.tight_layout()
     return ax
 
@@ -140,7 +144,7 @@ def _heat_cells(ax, d, noisy):
     if d.size > 600: return
     for (j, i), v in np.ndenumerate(d):
         if np.isnan(v): continue
-        ax.text(i, j, f"{v:.2g}" + ('~' if noisy[j, i] else ''), ha='center', va='center', fontsize=7)
+        ax.text(i, j, f"{v:.2g}" + ('~' if noisy[j, i] else ''), ha='center', va='center', fontsize=8)
 
 def plot_heatmap(s,                  # a `SweepResult`, reading the metric to plot
                  figsize:tuple|None, # size of a new figure (None: grows with the layers)
@@ -158,7 +162,7 @@ def plot_heatmap(s,                  # a `SweepResult`, reading the metric to pl
     noisy = (lo <= 0) & (hi >= 0)
     _heat_cells(ax, d, noisy)
     ax.set_xticks(range(len(s.levels)), [s.kind.format_level(l) for l in s.levels])
-    ax.set_yticks(range(len(s.layers)), s.names, fontsize=8)
+    ax.set_yticks(range(len(s.layers)), s.names, fontsize=9)
     ax.figure.colorbar(im, ax=ax, label=f'delta ({s.metric_name} damage)')
     hatched = ' (hatched: within noise)' if noisy.any() else ''
     ax.set_title(f"Damage per layer and level: {s.compression_type}{hatched}")

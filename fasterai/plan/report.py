@@ -75,7 +75,7 @@ def summary_lines(plan,  # a `Plan`
                            for k, s in plan.kinds.items()]
     df = plan_table(plan)
     lines += [f"Units: {int((plan.choice > 0).sum())} of {len(plan.units)} compressed",
-              df[['unit', 'kinds', 'option', 'damage']].to_string(index=False)]
+              df[['unit', 'kinds', 'option', 'damage']].to_string(index=False, formatters={'damage': '{:.4g}'.format})]
     if plan.repairs:
         kept = next((r['step'] for r in plan.repairs if r.get('kept')), len(plan.repairs) - 1)
         how = 'Refined' if plan.repairs[0].get('method') == 'refine' else 'Repaired'
