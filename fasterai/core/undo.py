@@ -5,6 +5,7 @@
 # %% ../../nbs/core/undo.ipynb #d4cd6381
 from __future__ import annotations
 import torch.nn as nn
+from .units import check_flag
 from .offload import HeldValues
 
 # %% auto #0
@@ -78,7 +79,7 @@ def prune_state(graph,               # the `PruningGraph` about to prune (its `o
                ) -> tuple:
     """`(held, undo)` for one group prune, the changed modules found once: the offloaded values it works on
     (`fasterai.core.offload.HeldValues`; None for a model that is not offloaded) and its `Undo` (None unless `undo`)."""
-    if not (undo or graph.offloaded): return None, None
+    if not (check_flag('undo', undo) or graph.offloaded): return None, None
     mods = changed_modules(graph.model, entries, widths)
     held = HeldValues(mods) if graph.offloaded else None
     return held, (Undo(graph, entries, widths, held, mods) if undo else None)
