@@ -23,8 +23,8 @@ from .coupling import (LAYERS, layer_types, Entry, Coupling, tied_parameters, _i
                                     _is_depthwise, _grads_kept, _retie)
 from .scoring import (SCORINGS, filter_scores, input_scores, group_scoring, channel_scores,
                                    normalize_mean_abs)
-from .undo import Undo, _plain_state, changed_modules
-from .offload import HeldValues, forward_tensors
+from .undo import Undo, _plain_state, prune_state
+from .offload import forward_tensors, is_offloaded
 
 
 # %% auto #0
@@ -277,6 +277,7 @@ class PruningGraph:
         self._head_cuts = 0                                    # recorded head cuts made inside attention modules
         self.ties = tied_parameters(model)       # weights held by several modules: one Parameter after a cut too
         self._projections = {l for b in self.attention.values() for l in b.qkv + [b.o]}
+        self.offloaded = is_offloaded(model)      # values in accelerate's weights maps: held while a cut works
 
     def __contains__(self, m:nn.Module) -> bool: return m in self.DG.module2node
 
@@ -450,8 +451,7 @@ class PruningGraph:
         b = self.attention.get(root)
         if b is not None and b.o is not None:            # heads cut inside the module: nothing outside it changes
             es = self._head_entries(b, idxs)
-            held = HeldValues(changed_modules(self.model, es, widths))   # offloaded values: in the modules
-            u = Undo(self, es, widths, held) if undo else None
+            held, u = prune_state(self, es, widths, undo)   # offloaded values in the modules; the undo
             with _grads_kept(es): cut_heads(b, idxs)
             self._head_cuts += record
         else:
@@ -461,13 +461,12 @@ class PruningGraph:
                                    f"{self.names.get(root, type(root).__name__)!r}")
             es = (self._head_entries(b, idxs) if b is not None
                   else self._with_inner([self._entry(item) for item in group]))
-            held = HeldValues(changed_modules(self.model, es, widths))
-            u = Undo(self, es, widths, held) if undo else None
+            held, u = prune_state(self, es, widths, undo)
             self._follow_params(es)
             with _grads_kept(es):
                 group.prune(record_history=record)
                 _retie(self.ties)
-        held.offload()              # an offloaded module's cut values: stored where accelerate reads them
+        if held is not None: held.offload()   # an offloaded module's cut values: stored where accelerate reads them
         for m, a in widths: setattr(m, a, self.out_channels(root))
         return es, u
 

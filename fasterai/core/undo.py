@@ -5,9 +5,11 @@
 # %% ../../nbs/core/undo.ipynb #d4cd6381
 from __future__ import annotations
 import torch.nn as nn
+from .units import check_flag
+from .offload import HeldValues
 
 # %% auto #0
-__all__ = ['changed_modules', 'Undo']
+__all__ = ['changed_modules', 'Undo', 'prune_state']
 
 # %% ../../nbs/core/undo.ipynb #db11d0f7
 def _plain_state(m) -> dict:
@@ -38,10 +40,11 @@ class Undo:
                  graph,                # the `PruningGraph` about to prune
                  entries:list,         # the group's entries (`PruningGraph.entries`)
                  widths=(),            # (module, attribute) pairs the prune will set
-                 held=None):           # offloaded values the prune works on (`fasterai.core.offload.HeldValues`)
+                 held=None,            # offloaded values the prune works on (`fasterai.core.offload.HeldValues`)
+                 modules=None):        # `changed_modules(graph.model, entries, widths)`, if already computed
         DG, self.graph, self.param_nodes, self.touched, self.held = graph.DG, graph, [], [], held
-        self.mods = [(m, dict(m._parameters), dict(m._buffers), _plain_state(m))
-                     for m in changed_modules(graph.model, entries, widths)]
+        if modules is None: modules = changed_modules(graph.model, entries, widths)
+        self.mods = [(m, dict(m._parameters), dict(m._buffers), _plain_state(m)) for m in modules]
         for e in entries:
             if isinstance(e.target, nn.Parameter):             # a parameter outside any layer: its owner changes
                 self.param_nodes.append((DG.module2node[e.target], e.target))
@@ -67,3 +70,16 @@ class Undo:
         self.graph._head_cuts = self.head_cuts
         if self.held is not None: self.held.restore()   # offloaded: weights maps and meta tensors as they were
 
+
+# %% ../../nbs/core/undo.ipynb #9db91f7e
+def prune_state(graph,               # the `PruningGraph` about to prune (its `offloaded`: values in weights maps)
+                entries:list,        # the group's entries (`PruningGraph.entries`)
+                widths=(),           # (module, attribute) pairs the prune will set
+                undo:bool=False,     # make the prune's `Undo`
+               ) -> tuple:
+    """`(held, undo)` for one group prune, the changed modules found once: the offloaded values it works on
+    (`fasterai.core.offload.HeldValues`; None for a model that is not offloaded) and its `Undo` (None unless `undo`)."""
+    if not (check_flag('undo', undo) or graph.offloaded): return None, None
+    mods = changed_modules(graph.model, entries, widths)
+    held = HeldValues(mods) if graph.offloaded else None
+    return held, (Undo(graph, entries, widths, held, mods) if undo else None)

@@ -11,7 +11,8 @@ import json
 from ..core.model import check_model
 from ..core.offload import is_offloaded, offloaded_tensors, stored_value, StoredState
 from ..plan.apply import apply_plan
-from .formats import Exported, check_destination, require, applied_copy, planned_for, written_files
+from .formats import (Exported, check_destination, require, applied_copy, planned_for, written_files,
+                                      tied_weights)
 
 # %% auto #0
 __all__ = ['export_compressed_tensors', 'checkpoint_bytes']
@@ -39,10 +40,8 @@ def _check_exportable(plan, model:nn.Module):
     "Refuse, before any work, a plan for another target, a model transformers cannot save, a tied quantized weight."
     target = planned_for(plan, 'compressed-tensors')
     target.check_model(model)
-    owners = {}
-    for n, m in model.named_modules():
-        if isinstance(getattr(m, 'weight', None), torch.Tensor): owners.setdefault(id(m.weight), []).append(n)
-    tied = {l: o for l in plan.bits_map() if len(o := owners.get(id(model.get_submodule(l).weight), [])) > 1}
+    ties = tied_weights(model)
+    tied = {l: ties[l] for l in plan.bits_map() if l in ties}
     if tied: raise ValueError(f"compressed-tensors cannot quantize a weight tied to another module's: {tied}")
 
 def export_compressed_tensors(plan,             # a `Plan` made with target='compressed-tensors'

@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 from dataclasses import dataclass
 from pathlib import Path
+from ..core.coupling import tied_parameters
 from ..quantize.scheme import QuantScheme
 from ..analyze.effects import QuantEffect, register_format
 from ..plan.options import plan_kind
@@ -17,7 +18,7 @@ from ..plan.apply import apply_plan
 
 # %% auto #0
 __all__ = ['GGUF_TYPES', 'GGUF_DEFAULT', 'GGUFType', 'require', 'check_destination', 'Exported', 'planned_for', 'written_files',
-           'applied_copy', 'CompressedTensors', 'LlamaCpp', 'TorchAO']
+           'tied_weights', 'applied_copy', 'CompressedTensors', 'LlamaCpp', 'TorchAO']
 
 # %% ../../nbs/export/formats.ipynb #8d077cd3
 @dataclass(frozen=True)
@@ -107,6 +108,16 @@ def written_files(path:Path,   # a directory an exporter wrote
                  ) -> list:
     "The files under directory `path`, relative to it, sorted."
     return sorted(str(p.relative_to(path)) for p in path.rglob('*') if p.is_file())
+
+def tied_weights(model:nn.Module,  # the model an exporter reads
+                ) -> dict:
+    ("Module name -> the names of every module holding the same `weight` parameter (a tied embedding: GPT-2's "
+     "`lm_head` and `transformer.wte`), for the weights several modules hold (`core.coupling.tied_parameters`).")
+    names, out = {m: n for n, m in model.named_modules()}, {}
+    for slots in tied_parameters(model):
+        owners = [names[m] for m, k in slots if k == 'weight']
+        if len(owners) > 1: out.update(dict.fromkeys(owners, owners))
+    return out
 
 # %% ../../nbs/export/formats.ipynb #eeb903e5
 def applied_copy(plan,             # a `Plan` made for a target

@@ -8,7 +8,7 @@ import re, shlex
 import torch
 import torch.nn as nn
 from ..core.model import check_model
-from .formats import Exported, check_destination, planned_for, written_files
+from .formats import Exported, check_destination, planned_for, written_files, tied_weights
 
 # %% auto #0
 __all__ = ['GGUF_NAMES', 'gguf_names', 'tensor_type_args', 'export_llamacpp', 'q4_k_m_bits']
@@ -40,12 +40,8 @@ def gguf_names(model:nn.Module,  # an HF LLaMA-family or GPT-2 model
               ) -> dict:
     ("Module name -> its GGUF tensor names (a weight tied to another, as GPT-2's output to its embedding, has two), "
      "for the family whose names cover every layer; a `ValueError` lists the layers no family maps.")
-    tied = {}
-    for n, m in model.named_modules():
-        w = getattr(m, 'weight', None)
-        if isinstance(w, torch.Tensor): tied.setdefault(id(w), []).append(n)
-    mods = dict(model.named_modules())
-    def sharing(l): return tied.get(id(getattr(mods.get(l), 'weight', None)), [l])
+    ties = tied_weights(model)
+    def sharing(l): return ties.get(l, [l])
     best = {}
     for family in GGUF_NAMES:
         names = {l: sorted({g for s in sharing(l) if (g := _gguf_name(family, s))}) for l in layers}

@@ -10,7 +10,7 @@ from ..core.model import check_model
 from ..core.granularity import is_transposed_linear
 from ..core.offload import is_offloaded
 from ..plan.apply import apply_plan, ApplyRecord
-from .formats import require, planned_for
+from .formats import require, planned_for, tied_weights
 
 # %% auto #0
 __all__ = ['torchao_tensor', 'apply_torchao', 'state_dict_bytes']
@@ -49,17 +49,18 @@ def apply_torchao(plan,             # a `Plan` made with target='torchao'
     if record.quantizer is not None:    # its float grids (and float32 hooks) give way to torchao's tensors
         record.quantizer.restore()
         record.quantizer = None
+    ties = tied_weights(model)          # read once: the modules sharing a weight, by name
     for layer, r in record.items():
-        if r.qtensor is not None: _hold(model, layer, r.qtensor)
+        if r.qtensor is not None: _hold(model, layer, r.qtensor, ties)
     return record
 
-def _hold(model:nn.Module, layer:str, qt):
-    "Put layer `layer`'s weight, and every module's that shares it (a tied embedding), in torchao's tensor of `qt`."
+def _hold(model:nn.Module, layer:str, qt, ties:dict):
+    ("Put layer `layer`'s weight, and every module's that shares it (a tied embedding; `ties`: `tied_weights(model)`), "
+     "in torchao's tensor of `qt`.")
     m = model.get_submodule(layer)
     w = nn.Parameter(torchao_tensor(qt, m.weight.dtype), requires_grad=False)
-    for name, other in list(model.named_modules()):
-        if getattr(other, 'weight', None) is not m.weight or other is m: continue
-        other.weight = w
+    for other in ties.get(layer, ()):
+        if other != layer: model.get_submodule(other).weight = w
     if is_transposed_linear(m):       # HF Conv1D computes x @ W + b with W (in, out): a Linear of W's transpose
         lin = nn.Linear(*m.weight.shape, bias=m.bias is not None, device='meta')  # (in, out)
         lin.weight, lin.bias = w, m.bias

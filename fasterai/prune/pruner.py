@@ -5,7 +5,7 @@
 # %% ../../nbs/prune/pruner.ipynb #390dc645
 from __future__ import annotations
 import math, warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
@@ -210,7 +210,8 @@ def _scores(self:Pruner, g, normalize=False) -> torch.Tensor:
 def _channel_scores(self:Pruner, g) -> torch.Tensor:
     "Scores of `g`'s current channels, on their device; an offloaded group's values read where they are stored."
     full = self._full_group(g)
-    with values_held(changed_modules(self.model, full)):
+    # a model that is not offloaded holds its values: nothing to bring in
+    with values_held(changed_modules(self.model, full)) if self.graph.offloaded else nullcontext():
         return channel_scores(full, self.criteria, self.references, self.scoring)
 
 @patch
