@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities
-from ..core.obs import inverse_factor, obs_reconstruct
+from ..core.obs import inverse_factor, obs_reconstruct, check_obs_options, gram_factors
 from ..core.wanda import wanda_scores
 from ..core.units import check_percent, check_flag
 from ..quantize.scheme import QuantScheme, QTensor, as_matrix, from_matrix, quantize
@@ -94,15 +94,15 @@ class SparseGPT(SparsityMethod):
                  damp:float=0.01,    # damping of the Hessian, as a share of its mean diagonal
                  per_output:bool=True,  # choose each block's zeros within each output (else across the layer's)
                 ):
-        if not isinstance(block, int) or block < 1: raise ValueError(f"block={block!r} must be a positive integer")
-        inverse_factor(torch.eye(1), damp)
+        check_obs_options(block, damp)
         self.block, self.damp, self.per_output = block, damp, check_flag('per_output', per_output)
     def __repr__(self): return f"SparseGPT(block={self.block}, damp={self.damp}, per_output={self.per_output})"
 
     def prepare(self, stats=None, layer=None) -> list:
-        "Per part of the rows (q/k/v of an attention): `(rows, factor of H⁻¹)`, reused across levels."
+        ("Per part of the rows (q/k/v of an attention): `(rows, factor of H⁻¹)`, reused across levels; the factor "
+         "is computed in the Gram matrix's memory, taken from `stats`.")
         if stats is None: raise ValueError("method 'sparsegpt' reads calibration inputs: pass calibration_data=...")
-        return [(rows, inverse_factor(H, self.damp)) for rows, H in stats.grams(mean=False)]   # any scale: no copy
+        return [(rows, U) for rows, _, U in gram_factors(stats, self.damp)]
 
     def __call__(self, w, level, prepared=None, layer=None, out_axis=0, scheme=None) -> Sparsified:
         level = check_percent('level', level)
