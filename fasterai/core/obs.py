@@ -69,7 +69,7 @@ def _factor_in_place(M:torch.Tensor, damp:float, block:int=128) -> torch.Tensor:
 
 def _cholesky_lower(M:torch.Tensor, block:int) -> bool:
     ("Left-looking blocked Cholesky of the symmetric `M` into its lower triangle (the strict upper one is not "
-     "written); False when it is not positive definite. Temporary memory: width × `block`.")
+     "written); False when it is not positive definite. Temporary memory: a few `block`² matrices.")
     n = len(M)
     for k0 in range(0, n, block):
         k1 = min(k0 + block, n)
@@ -77,9 +77,10 @@ def _cholesky_lower(M:torch.Tensor, block:int) -> bool:
         D = torch.addmm(M[k0:k1, k0:k1], Lk, Lk.mT, alpha=-1)     # the block's Schur complement (lower is read)
         L, info = torch.linalg.cholesky_ex(D)
         if int(info): return False
-        if k1 < n:                                               # the rows below: (A - L·Lkᵀ) Lkkᵀ⁻¹
-            P = torch.addmm(M[k1:, k0:k1], M[k1:, :k0], Lk.mT, alpha=-1)
-            M[k1:, k0:k1] = torch.linalg.solve_triangular(L.mT, P, upper=True, left=False)
+        if k1 < n:                                               # the rows below: (A - L·Lkᵀ) Lkkᵀ⁻¹, in place
+            P = M[k1:, k0:k1]
+            P.addmm_(M[k1:, :k0], Lk.mT, alpha=-1)
+            torch.linalg.solve_triangular(L, P.mT, upper=False, out=P.mT)   # Pᵀ is column-major: LAPACK's order
         blk = M[k0:k1, k0:k1]
         blk.copy_(torch.where(torch.ones_like(L, dtype=torch.bool).tril(), L, blk))   # its upper triangle kept
     return True
@@ -171,5 +172,5 @@ def obs_reconstruct(W:torch.Tensor,       # (rows, width) float32, overwritten w
             W1[:, i:] -= err[:, None] * U1[i, i:][None, :]
             Q1[:, i], E1[:, i] = q, err
         W[:, i1:i2] = Q1
-        W[:, i2:] -= E1 @ U[i1:i2, i2:]
+        W[:, i2:].addmm_(E1, U[i1:i2, i2:], alpha=-1)             # in place: no weight-sized temporary
     return keep

@@ -44,7 +44,7 @@ class GridRounder:
         rows, d = W.shape
         self.scheme, self.order, self.g = scheme, order, scheme.group_size or d
         ng = d // self.g
-        self.codes = torch.zeros(rows, d, device=W.device)
+        self.codes = torch.zeros(rows, d, dtype=scheme.code_dtype, device=W.device)   # integers: stored as such
         self.scale = torch.ones(rows, ng, device=W.device)
         self.zero = None if scheme.symmetric else torch.zeros(rows, ng, device=W.device)
         # per channel, or groups visited out of order: every group's grid fitted once on the original weights
