@@ -9,7 +9,7 @@ import torch
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities
 from ..core.obs import inverse_factor, obs_reconstruct, check_obs_options, gram_factors
-from ..core.wanda import wanda_scores
+from ..core.wanda import wanda_scores, wanda_norms
 from ..core.units import check_percent, check_flag
 from ..quantize.scheme import QuantScheme, QTensor, as_matrix, from_matrix, quantize
 from ..quantize.methods import GridRounder, assemble, pick_method
@@ -80,8 +80,7 @@ class WandaMask(SparsityMethod):
         self.per_output = check_flag('per_output', per_output)
     def prepare(self, stats=None, layer=None) -> torch.Tensor:
         if stats is None: raise ValueError("method 'wanda' reads calibration inputs: pass calibration_data=...")
-        n = stats.norms()
-        return n[0] if len(n) == 1 else torch.stack(n)
+        return wanda_norms(stats)
     def mask(self, w, level, prepared, layer):
         return layer_mask(w, wanda_scores(w, layer, prepared, self.per_output), level)
 
