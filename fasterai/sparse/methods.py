@@ -108,7 +108,7 @@ class SparseGPT(SparsityMethod):
         if prepared is None: raise ValueError("method 'sparsegpt' needs prepare(stats) first (the layer's Hessian)")
         if scheme is not None: scheme.check(w.shape, out_axis)
         M = as_matrix(w.detach(), out_axis).float().clone(memory_format=torch.contiguous_format)
-        keep, rounders, done, k = torch.ones_like(M, dtype=torch.bool), [], 0, n_zeroed(M.numel(), level)
+        keeps, rounders, done, k = [], [], 0, n_zeroed(M.numel(), level)
         for rows, U in prepared:
             r = rows if rows is not None else slice(0, len(M))
             part = M[r]                                          # a view: updated in place
@@ -116,9 +116,9 @@ class SparseGPT(SparsityMethod):
             done += k_part
             rounders.append(GridRounder(part, scheme) if scheme is not None else None)
             kp = obs_reconstruct(part, U, k_part, rounders[-1], self.block, per_row=self.per_output)
-            if kp is not None: keep[r] = kp
+            keeps.append(kp if kp is not None else torch.ones_like(part, dtype=torch.bool))
         new = from_matrix(M, w.shape, out_axis).to(w.dtype)
-        keep = from_matrix(keep, w.shape, out_axis)
+        keep = from_matrix(keeps[0] if len(keeps) == 1 else torch.cat(keeps), w.shape, out_axis)   # parts in row order
         return Sparsified(new, keep, assemble(rounders, w, out_axis) if scheme is not None else None)
 
 # %% ../../nbs/sparse/methods.ipynb #bb9786a1
