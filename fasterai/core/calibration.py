@@ -28,6 +28,7 @@ class LayerStats:
     n:int=0                                    # input rows (tokens, pixels) seen, per part
     lo:torch.Tensor|None=None                  # minimum of the output
     hi:torch.Tensor|None=None                  # maximum of the output
+    taken:bool=False                           # the Gram matrices were handed over (`grams(take=True)`)
 
     def norms(self) -> list:
         "Per part, the L2 norm of each input channel."
@@ -35,10 +36,18 @@ class LayerStats:
 
     def grams(self,
               mean:bool=True,   # divide by the inputs seen (False: the sums XᵀX as collected, not copied)
+              take:bool=False,  # hand the sums over (`mean=False`): the stats forget them, the taker may overwrite them
              ) -> list:
-        "Per part `(rows, H)`: H = XᵀX / n, the mean Gram matrix of the inputs (float32); with `mean=False`, XᵀX."
-        mean = check_flag('mean', mean)
-        return [(r, h / max(self.n, 1) if mean else h) for r, h in zip(self.rows, self.xtx)]
+        ("Per part `(rows, H)`: H = XᵀX / n, the mean Gram matrix of the inputs (float32); with `mean=False`, XᵀX; "
+         "with `take=True` too, the stats let them go (a method computes its factor in their memory).")
+        mean, take = check_flag('mean', mean), check_flag('take', take)
+        if take and mean: raise ValueError("take=True hands over the sums XᵀX themselves: give mean=False with it")
+        if self.taken: raise ValueError("the Gram matrices of this layer were taken (grams(take=True), e.g. by a "
+                                        "method's prepare(), which computes its factor in their memory): collect them "
+                                        "again, or reuse what prepare() returned")
+        out = [(r, h / max(self.n, 1) if mean else h) for r, h in zip(self.rows, self.xtx)]
+        if take: self.xtx, self.taken = [], bool(out)
+        return out
 
     def range(self) -> tuple:
         "`(min, max)` of the output, as floats."

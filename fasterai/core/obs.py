@@ -8,23 +8,32 @@ import torch
 from .units import check_flag
 
 # %% auto #0
-__all__ = ['inverse_factor', 'obs_reconstruct']
+__all__ = ['inverse_factor', 'check_obs_options', 'gram_factors', 'obs_reconstruct']
 
 # %% ../../nbs/core/obs.ipynb #eab6276d
 def inverse_factor(H:torch.Tensor,      # the Gram matrix XᵀX / n of a layer's inputs (width × width)
                    damp:float=0.01,     # damping added to the diagonal, as a share of its mean
                    order=None,          # a permutation of the columns (GPTQ's activation order), or None
+                   overwrite:bool=False,  # compute the factor in `H`'s own memory (the caller no longer needs H)
                   ) -> torch.Tensor:
-    "Upper Cholesky factor `U` of `(H + λI)⁻¹`, λ = `damp` × mean diagonal, columns in `order`: `UᵀU = H⁻¹`."
-    if not 0 <= damp < 1: raise ValueError(f"damp={damp!r} must be in [0, 1): a share of the mean diagonal")
+    ("Upper Cholesky factor `U` of `(H + λI)⁻¹`, λ = `damp` × mean diagonal, columns in `order`: `UᵀU = H⁻¹`. With "
+     "`overwrite=True` (and a contiguous float32 `H`, no `order`) `U` is a view of `H`'s memory, which no longer holds "
+     "the Gram matrix.")
+    _check_damp(damp)
+    overwrite = check_flag('overwrite', overwrite)
+    if overwrite and order is None and H.dtype == torch.float32 and H.dim() == 2 and (H.is_contiguous() or
+                                                                                        H.mT.is_contiguous()):
+        return _factor_in_place(H.detach() if H.is_contiguous() else H.detach().mT, damp)
     info = torch.empty((), dtype=torch.int32, device=H.device)
     for tries in range(4):
         A = _damped(H, damp * 10 ** tries, order)
         torch.linalg.cholesky_ex(A, out=(A, info))     # in place: one width² matrix besides H
         if not int(info): break
     else: raise ValueError("the Hessian is not positive definite even with 1000x damping: are the inputs finite?")
-    torch.cholesky_inverse(A, out=A)
-    return torch.linalg.cholesky(A, upper=True, out=A)
+    return _invert_factor(A)
+
+def _check_damp(damp):
+    if not 0 <= damp < 1: raise ValueError(f"damp={damp!r} must be in [0, 1): a share of the mean diagonal")
 
 def _damped(H:torch.Tensor, share:float, order=None) -> torch.Tensor:
     ("A float32 copy of `H` (columns in `order`, stored column-major), a dead input's diagonal set to 1, `share` × "
@@ -35,6 +44,80 @@ def _damped(H:torch.Tensor, share:float, order=None) -> torch.Tensor:
     d[d == 0] = 1                                    # an input that never fires: its weights move nothing
     d += share * float(d.mean())
     return A
+
+def _invert_factor(A:torch.Tensor, upper:bool=False) -> torch.Tensor:
+    "From the Cholesky factor of H (lower, or `upper`) in column-major `A`: the upper factor of H⁻¹, in place."
+    torch.cholesky_inverse(A, upper=upper, out=A)
+    return torch.linalg.cholesky(A, upper=True, out=A)
+
+
+# %% ../../nbs/core/obs.ipynb #0e35d30b
+def _factor_in_place(M:torch.Tensor, damp:float, block:int=128) -> torch.Tensor:
+    ("`inverse_factor` in `M`'s memory (row-major, symmetric): its lower triangle becomes the Cholesky factor, its "
+     "upper one is left as it was, so that a failed try is undone from it and the saved diagonal.")
+    d = M.diagonal().clone()                         # the diagonal is in both triangles: saved (width floats)
+    d[d == 0] = 1                                    # an input that never fires: its weights move nothing
+    mean = float(d.mean())
+    for tries in range(4):
+        _restore_lower(M, block)                     # from the upper triangle, the one the copying path reads
+        M.diagonal().copy_(d + damp * 10 ** tries * mean)
+        if _cholesky_lower(M, block): break
+    else: raise ValueError("the Hessian is not positive definite even with 1000x damping: are the inputs finite? "
+                           "(its Gram matrix, overwritten, is lost)")
+    M.tril_()                                        # the factor L alone; column-major, M.mT holds Lᵀ
+    return _invert_factor(M.mT, upper=True)
+
+def _cholesky_lower(M:torch.Tensor, block:int) -> bool:
+    ("Left-looking blocked Cholesky of the symmetric `M` into its lower triangle (the strict upper one is not "
+     "written); False when it is not positive definite. Temporary memory: a few `block`² matrices.")
+    n = len(M)
+    for k0 in range(0, n, block):
+        k1 = min(k0 + block, n)
+        Lk = M[k0:k1, :k0]                                       # rows of this block in the factor so far
+        D = torch.addmm(M[k0:k1, k0:k1], Lk, Lk.mT, alpha=-1)     # the block's Schur complement (lower is read)
+        L, info = torch.linalg.cholesky_ex(D)
+        if int(info): return False
+        if k1 < n:                                               # the rows below: (A - L·Lkᵀ) Lkkᵀ⁻¹, in place
+            P = M[k1:, k0:k1]
+            P.addmm_(M[k1:, :k0], Lk.mT, alpha=-1)
+            torch.linalg.solve_triangular(L, P.mT, upper=False, out=P.mT)   # Pᵀ is column-major: LAPACK's order
+        blk = M[k0:k1, k0:k1]
+        blk.copy_(torch.where(torch.ones_like(L, dtype=torch.bool).tril(), L, blk))   # its upper triangle kept
+    return True
+
+def _restore_lower(M:torch.Tensor, block:int):
+    "The strict lower triangle of `M` copied back from the strict upper one, by blocks of `block` columns."
+    n = len(M)
+    for k0 in range(0, n, block):
+        k1 = min(k0 + block, n)
+        M[k1:, k0:k1].copy_(M[k0:k1, k1:].mT)
+        blk = M[k0:k1, k0:k1]
+        blk.copy_(torch.where(torch.ones_like(blk, dtype=torch.bool).tril(-1), blk.mT, blk))
+
+
+# %% ../../nbs/core/obs.ipynb #31f85f5f
+def check_obs_options(block:int,    # columns updated together
+                      damp:float,   # damping, as a share of the Hessian's mean diagonal
+                     ):
+    "A `ValueError` for SparseGPT's and GPTQ's `block` (a positive integer) or `damp` (in [0, 1)), before any work."
+    if not isinstance(block, int) or block < 1: raise ValueError(f"block={block!r} must be a positive integer")
+    _check_damp(damp)
+
+def gram_factors(stats,                 # a layer's `LayerStats`: its Gram matrices are taken (and overwritten)
+                 damp:float=0.01,       # damping, as a share of the mean diagonal
+                 act_order:bool=False,  # columns by decreasing input energy (GPTQ's activation order)
+                ) -> list:
+    ("Per part of the rows (q/k/v of an attention): `(rows, order, U)`, `U` the `inverse_factor` of the part's Gram "
+     "matrix computed in its memory (with `act_order`, in a permuted copy, the Gram matrix let go after); a Gram "
+     "matrix shared by several parts is factorised once.")
+    done, out = {}, []
+    for rows, H in stats.grams(mean=False, take=True):        # the loop is the same at any scale of H: not divided
+        if id(H) not in done:
+            order = torch.argsort(H.diagonal(), descending=True) if act_order else None
+            done[id(H)] = order, inverse_factor(H, damp, order, overwrite=True)
+        out.append((rows, *done[id(H)]))
+    return out
+
 
 # %% ../../nbs/core/obs.ipynb #e5942890
 def _block_counts(k:int, rows:int, d:int, block:int) -> list:
@@ -89,5 +172,5 @@ def obs_reconstruct(W:torch.Tensor,       # (rows, width) float32, overwritten w
             W1[:, i:] -= err[:, None] * U1[i, i:][None, :]
             Q1[:, i], E1[:, i] = q, err
         W[:, i1:i2] = Q1
-        W[:, i2:] -= E1 @ U[i1:i2, i2:]
+        W[:, i2:].addmm_(E1, U[i1:i2, i2:], alpha=-1)             # in place: no weight-sized temporary
     return keep

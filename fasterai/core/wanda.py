@@ -15,7 +15,7 @@ from .model import check_model
 from .units import check_flag
 
 # %% auto #0
-__all__ = ['check_n_batches', 'input_norms', 'wanda_scores', 'Wanda']
+__all__ = ['check_n_batches', 'input_norms', 'wanda_norms', 'wanda_scores', 'Wanda']
 
 # %% ../../nbs/core/wanda.ipynb #081a0493
 def _hooked(name:str, layer) -> tuple:
@@ -49,7 +49,13 @@ def input_norms(model:nn.Module,     # the model to run
     n_batches = check_n_batches(n_batches)
     for n, l in layers.items(): _hooked(n, l)
     got = Calibration(model, layers, data, n_batches).collect(list(layers), 'norms')
-    return {n: st.norms()[0] if len(st.sq) == 1 else torch.stack(st.norms()) for n, st in got.items()}
+    return {n: wanda_norms(st) for n, st in got.items()}
+
+def wanda_norms(stats, # a layer's `LayerStats` with its input norms
+               ) -> torch.Tensor:
+    "The input norms of one layer as `wanda_scores` takes them: 1-D, or a row per q/k/v block that reads its own input."
+    n = stats.norms()
+    return n[0] if len(n) == 1 else torch.stack(n)
 
 # %% ../../nbs/core/wanda.ipynb #fcecb999
 def _weight_view(layer, norm:torch.Tensor, w:torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import inspect
 import torch
-from ..core.obs import inverse_factor, obs_reconstruct
+from ..core.obs import inverse_factor, obs_reconstruct, check_obs_options, gram_factors
 from ..core.units import check_flag
 from .scheme import QuantScheme, QTensor, as_matrix, quantize, fit_grid, to_codes, from_codes
 
@@ -44,7 +44,7 @@ class GridRounder:
         rows, d = W.shape
         self.scheme, self.order, self.g = scheme, order, scheme.group_size or d
         ng = d // self.g
-        self.codes = torch.zeros(rows, d, device=W.device)
+        self.codes = torch.zeros(rows, d, dtype=scheme.code_dtype, device=W.device)   # integers: stored as such
         self.scale = torch.ones(rows, ng, device=W.device)
         self.zero = None if scheme.symmetric else torch.zeros(rows, ng, device=W.device)
         # per channel, or groups visited out of order: every group's grid fitted once on the original weights
@@ -77,20 +77,17 @@ class GPTQ(QuantMethod):
                  act_order:bool=False,    # process columns by decreasing input energy (the Hessian's diagonal)
                 ):
         check_flag('act_order', act_order)
-        if not isinstance(block, int) or block < 1: raise ValueError(f"block={block!r} must be a positive integer")
-        inverse_factor(torch.eye(1), damp)                      # checks damp
+        check_obs_options(block, damp)
         self.block, self.damp, self.act_order = block, damp, act_order
 
     def __repr__(self): return f"GPTQ(block={self.block}, damp={self.damp}, act_order={self.act_order})"
 
     def prepare(self, stats=None, layer=None) -> list:
-        "Per part of the rows (q/k/v of an attention): `(rows, column order, factor of H⁻¹)`, reused across schemes."
+        ("Per part of the rows (q/k/v of an attention): `(rows, column order, factor of H⁻¹)`, reused across "
+         "schemes; the factor is computed in the Gram matrix's memory, taken from `stats` (with `act_order`, in a "
+         "permuted copy).")
         if stats is None: raise ValueError("method 'gptq' reads calibration inputs: pass calibration_data=...")
-        out = []
-        for rows, H in stats.grams(mean=False):                # the loop is the same at any scale of H: no copy
-            order = torch.argsort(H.diagonal(), descending=True) if self.act_order else None
-            out.append((rows, order, inverse_factor(H, self.damp, order)))
-        return out
+        return gram_factors(stats, self.damp, self.act_order)
 
     def __call__(self, w, scheme, prepared=None, out_axis=0,
                  keep:torch.Tensor|None=None,   # a sparsity mask (the weight's shape) whose zeros must stay zero

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import torch
 from ..core.criteria import Criteria, large_final
 from ..core.granularity import Granularities
-from ..core.obs import inverse_factor, obs_reconstruct
-from ..core.wanda import wanda_scores
+from ..core.obs import inverse_factor, obs_reconstruct, check_obs_options, gram_factors
+from ..core.wanda import wanda_scores, wanda_norms
 from ..core.units import check_percent, check_flag
 from ..quantize.scheme import QuantScheme, QTensor, as_matrix, from_matrix, quantize
 from ..quantize.methods import GridRounder, assemble, pick_method
@@ -80,8 +80,7 @@ class WandaMask(SparsityMethod):
         self.per_output = check_flag('per_output', per_output)
     def prepare(self, stats=None, layer=None) -> torch.Tensor:
         if stats is None: raise ValueError("method 'wanda' reads calibration inputs: pass calibration_data=...")
-        n = stats.norms()
-        return n[0] if len(n) == 1 else torch.stack(n)
+        return wanda_norms(stats)
     def mask(self, w, level, prepared, layer):
         return layer_mask(w, wanda_scores(w, layer, prepared, self.per_output), level)
 
@@ -94,22 +93,22 @@ class SparseGPT(SparsityMethod):
                  damp:float=0.01,    # damping of the Hessian, as a share of its mean diagonal
                  per_output:bool=True,  # choose each block's zeros within each output (else across the layer's)
                 ):
-        if not isinstance(block, int) or block < 1: raise ValueError(f"block={block!r} must be a positive integer")
-        inverse_factor(torch.eye(1), damp)
+        check_obs_options(block, damp)
         self.block, self.damp, self.per_output = block, damp, check_flag('per_output', per_output)
     def __repr__(self): return f"SparseGPT(block={self.block}, damp={self.damp}, per_output={self.per_output})"
 
     def prepare(self, stats=None, layer=None) -> list:
-        "Per part of the rows (q/k/v of an attention): `(rows, factor of H⁻¹)`, reused across levels."
+        ("Per part of the rows (q/k/v of an attention): `(rows, factor of H⁻¹)`, reused across levels; the factor "
+         "is computed in the Gram matrix's memory, taken from `stats`.")
         if stats is None: raise ValueError("method 'sparsegpt' reads calibration inputs: pass calibration_data=...")
-        return [(rows, inverse_factor(H, self.damp)) for rows, H in stats.grams(mean=False)]   # any scale: no copy
+        return [(rows, U) for rows, _, U in gram_factors(stats, self.damp)]
 
     def __call__(self, w, level, prepared=None, layer=None, out_axis=0, scheme=None) -> Sparsified:
         level = check_percent('level', level)
         if prepared is None: raise ValueError("method 'sparsegpt' needs prepare(stats) first (the layer's Hessian)")
         if scheme is not None: scheme.check(w.shape, out_axis)
         M = as_matrix(w.detach(), out_axis).float().clone(memory_format=torch.contiguous_format)
-        keep, rounders, done, k = torch.ones_like(M, dtype=torch.bool), [], 0, n_zeroed(M.numel(), level)
+        keeps, rounders, done, k = [], [], 0, n_zeroed(M.numel(), level)
         for rows, U in prepared:
             r = rows if rows is not None else slice(0, len(M))
             part = M[r]                                          # a view: updated in place
@@ -117,9 +116,9 @@ class SparseGPT(SparsityMethod):
             done += k_part
             rounders.append(GridRounder(part, scheme) if scheme is not None else None)
             kp = obs_reconstruct(part, U, k_part, rounders[-1], self.block, per_row=self.per_output)
-            if kp is not None: keep[r] = kp
+            keeps.append(kp if kp is not None else torch.ones_like(part, dtype=torch.bool))
         new = from_matrix(M, w.shape, out_axis).to(w.dtype)
-        keep = from_matrix(keep, w.shape, out_axis)
+        keep = from_matrix(keeps[0] if len(keeps) == 1 else torch.cat(keeps), w.shape, out_axis)   # parts in row order
         return Sparsified(new, keep, assemble(rounders, w, out_axis) if scheme is not None else None)
 
 # %% ../../nbs/sparse/methods.ipynb #bb9786a1
