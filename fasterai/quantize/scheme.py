@@ -142,9 +142,10 @@ class QTensor:
         "The weight the codes stand for, in its original shape."
         out, width = self.codes.shape
         g = self.scheme.group_size or width
-        q = self.codes.float().view(out, -1, g)
-        z = None if self.zero is None else self.zero.float().unsqueeze(-1)
-        m = from_codes(q, self.scale.unsqueeze(-1), z).view(out, width)
+        m = self.codes.float()                       # the one weight-sized float tensor: the rest is in place
+        q = m.view(out, -1, g)                       # (q - zero) * scale, as `from_codes`, without its temporaries
+        if self.zero is not None: q.sub_(self.zero.unsqueeze(-1))
+        q.mul_(self.scale.unsqueeze(-1))
         return from_matrix(m, self.shape, self.out_axis).to(dtype or self.dtype)
 
     @property
