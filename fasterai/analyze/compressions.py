@@ -218,9 +218,12 @@ class SparsityCompression(_WeightEdit):
         name = unit.names[0]
         m = self.setup.layers[name]
         if self.method.needs:                # Wanda, SparseGPT: the method object, as the Sparsifier applies it
-            r = self.method(self._original(name), level, self._prepared(name), m, out_channel_axis(m))
-            self._edited = (m, name)
-            with torch.no_grad(): self._target(m).copy_(r.weight)
+            orig, prep, tgt = self._original(name), self._prepared(name), self._target(m)
+            into = (tgt.shape, tgt.dtype, tgt.device) == (orig.shape, orig.dtype, orig.device)
+            self._edited = (m, name)         # before: written into the layer's weight, which undo puts back
+            r = self.method(orig, level, prep, m, out_channel_axis(m), out=tgt if into else None)
+            if not into:
+                with torch.no_grad(): tgt.copy_(r.weight)
             return {'touched': [name]}
         if weight_offloaded(m) and self._in_scores(name, m, level): return {'touched': [name]}
         scores = self._layer_scores(name, m)

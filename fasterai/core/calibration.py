@@ -28,7 +28,7 @@ class LayerStats:
     n:int=0                                    # input rows (tokens, pixels) seen, per part
     lo:torch.Tensor|None=None                  # minimum of the output
     hi:torch.Tensor|None=None                  # maximum of the output
-    taken:bool=False                           # the Gram matrices were handed over (`grams(take=True)`)
+    taken:bool=field(default=False, init=False)  # the Gram matrices were handed over (`grams(take=True)`)
 
     def norms(self) -> list:
         "Per part, the L2 norm of each input channel."

@@ -110,6 +110,7 @@ def gram_factors(stats,                 # a layer's `LayerStats`: its Gram matri
     ("Per part of the rows (q/k/v of an attention): `(rows, order, U)`, `U` the `inverse_factor` of the part's Gram "
      "matrix computed in its memory (with `act_order`, in a permuted copy, the Gram matrix let go after); a Gram "
      "matrix shared by several parts is factorised once.")
+    act_order = check_flag('act_order', act_order)
     done, out = {}, []
     for rows, H in stats.grams(mean=False, take=True):        # the loop is the same at any scale of H: not divided
         if id(H) not in done:

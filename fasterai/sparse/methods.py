@@ -46,15 +46,30 @@ class SparsityMethod:
                  layer=None,                  # the layer or `WeightUnit` (its type: granularity, input axis)
                  out_axis:int=0,              # the weight's output-channel axis
                  scheme:QuantScheme|None=None,  # also quantize the weights that stay
+                 out:torch.Tensor|None=None,    # write the new weight here (`w`'s shape, dtype, device): no new tensor
                 ) -> Sparsified:
         level = check_percent('level', level)
+        _check_out(out, w)
         if scheme is not None: scheme.check(w.shape, out_axis)
         keep = self.mask(w.detach(), level, prepared, layer)
         new = torch.where(keep, w.detach(), torch.zeros((), dtype=w.dtype, device=w.device))
-        if scheme is None: return Sparsified(new, keep)
+        if scheme is None: return Sparsified(_into(out, new), keep)
         qt = quantize(new, scheme, out_axis)
-        return Sparsified(qt.dequantize(), keep, qt)
+        return Sparsified(_into(out, qt.dequantize()), keep, qt)
     def __repr__(self): return f"{type(self).__name__}()"
+
+def _check_out(out, w):
+    "A `ValueError` when `out` cannot hold the new weight of `w` (before any work)."
+    if out is not None and (not isinstance(out, torch.Tensor) or (out.shape, out.dtype, out.device) !=
+                            (w.shape, w.dtype, w.device)):
+        what = (tuple(out.shape), out.dtype, str(out.device)) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"out={what} must be a tensor of the weight's shape, dtype and device "
+                         f"{(tuple(w.shape), w.dtype, str(w.device))}")
+
+def _into(out, new:torch.Tensor) -> torch.Tensor:
+    "`new`, or `out` holding it."
+    if out is None or out is new: return new
+    with torch.no_grad(): return out.copy_(new)
 
 # %% ../../nbs/sparse/methods.ipynb #c7df21c1
 class Magnitude(SparsityMethod):
@@ -103,11 +118,15 @@ class SparseGPT(SparsityMethod):
         if stats is None: raise ValueError("method 'sparsegpt' reads calibration inputs: pass calibration_data=...")
         return [(rows, U) for rows, _, U in gram_factors(stats, self.damp)]
 
-    def __call__(self, w, level, prepared=None, layer=None, out_axis=0, scheme=None) -> Sparsified:
+    def __call__(self, w, level, prepared=None, layer=None, out_axis=0, scheme=None, out=None) -> Sparsified:
         level = check_percent('level', level)
+        _check_out(out, w)
         if prepared is None: raise ValueError("method 'sparsegpt' needs prepare(stats) first (the layer's Hessian)")
         if scheme is not None: scheme.check(w.shape, out_axis)
-        M = as_matrix(w.detach(), out_axis).float().clone(memory_format=torch.contiguous_format)
+        O = None if out is None else as_matrix(out.detach(), out_axis)
+        in_out = O is not None and O.dtype == torch.float32 and O.is_contiguous() and O.data_ptr() != w.data_ptr()
+        if in_out: M = O.copy_(as_matrix(w.detach(), out_axis))   # reconstructed in `out`'s memory: no weight copy
+        else: M = as_matrix(w.detach(), out_axis).float().clone(memory_format=torch.contiguous_format)
         keeps, rounders, done, k = [], [], 0, n_zeroed(M.numel(), level)
         for rows, U in prepared:
             r = rows if rows is not None else slice(0, len(M))
@@ -117,9 +136,9 @@ class SparseGPT(SparsityMethod):
             rounders.append(GridRounder(part, scheme) if scheme is not None else None)
             kp = obs_reconstruct(part, U, k_part, rounders[-1], self.block, per_row=self.per_output)
             keeps.append(kp if kp is not None else torch.ones_like(part, dtype=torch.bool))
-        new = from_matrix(M, w.shape, out_axis).to(w.dtype)
+        new = out if in_out else from_matrix(M, w.shape, out_axis).to(w.dtype)
         keep = from_matrix(keeps[0] if len(keeps) == 1 else torch.cat(keeps), w.shape, out_axis)   # parts in row order
-        return Sparsified(new, keep, assemble(rounders, w, out_axis) if scheme is not None else None)
+        return Sparsified(_into(out, new), keep, assemble(rounders, w, out_axis) if scheme is not None else None)
 
 # %% ../../nbs/sparse/methods.ipynb #bb9786a1
 SPARSITY_METHODS = {'magnitude': Magnitude, 'wanda': WandaMask, 'sparsegpt': SparseGPT}
