@@ -26,6 +26,9 @@ Junk on a page:
 - small-figure:    a figure (a PNG `<img>`, inline or a file) so wide in inches that the column shrinks its 10-point
                    text (matplotlib's default, tick labels included) under 8 px: the figure's inches from its PNG
                    (width over the dpi of its pHYs chunk), shown at most 749 px (or its `width=`).
+- missing-figure:  a visible code cell whose last line is a plotting call (`r.plot();`, `s.plot_heatmap()`,
+                   `plt.show()`) and whose cell shows no figure (`<img>`): the notebook was saved without the cell's
+                   output (a cell added or edited and never run), so the figure the prose announces is missing.
 The prose:
 - dangling-caption: a paragraph ending in `:` followed by nothing it introduces (a paragraph, a heading, the end of
                    its section: the cell it announced is hidden), or a heading whose section is empty;
@@ -74,7 +77,8 @@ root = Path(__file__).resolve().parent.parent
 ENFORCED = {'progress-bar', 'warning', 'builder-path', 'class-as-def', 'raw-link', 'no-param-table', 'test-first',
             'factory', 'dead-anchor', 'no-source', 'returns-param', 'site-chrome', 'wide-signature',
             'empty-details', 'test-ratio', 'tutorial-tests', 'tutorial-figure', 'wide-output',
-            'wide-code', 'bad-source', 'dangling-caption', 'makers-words', 'wide-table', 'late-example', 'small-figure'}
+            'wide-code', 'bad-source', 'dangling-caption', 'makers-words', 'wide-table', 'late-example', 'small-figure',
+            'missing-figure'}
 # TEMPORARY, per page: pages that still break an enforced rule, reported there and enforced everywhere else (a page
 # not listed fails the build). Each entry is a page its owner fixes after the merge; then it leaves the list, and an
 # empty list leaves only the rule. `--enforce-all` ignores the list.
@@ -82,7 +86,7 @@ PENDING_PAGE_FIXES: dict = {
     # empty: every page passes every enforced rule (2026-12-02)
 }
 RULES = ['progress-bar', 'warning', 'builder-path', 'factory', 'wide-output', 'wide-signature', 'wide-code',
-         'wide-table', 'small-figure', 'class-as-def', 'raw-link', 'no-param-table', 'empty-details', 'returns-param',
+         'wide-table', 'small-figure', 'missing-figure', 'class-as-def', 'raw-link', 'no-param-table', 'empty-details', 'returns-param',
          'no-source', 'bad-source', 'dead-anchor', 'test-first', 'test-ratio', 'late-example', 'tutorial-tests',
          'tutorial-figure', 'dangling-caption', 'makers-words', 'site-chrome']
 PER_PAGE = {'test-ratio', 'tutorial-figure', 'late-example'}       # rules counted once a page (the summary says `pages`)
@@ -457,6 +461,21 @@ def figure_text_px(width: int, dpi: float, shown_max: float | None = None) -> fl
     shown = min(width, COLUMN_PX, shown_max or width)
     return 10 / 72 * shown / (width / dpi)
 
+_PLOT_END = re.compile(r'(?:\.|\b)plot\w*\(.*\)\s*;?\s*$|\bplt\.show\(\)\s*;?\s*$')
+
+def missing_figures(main: str) -> list:
+    "The last line of each visible code cell that ends in a plotting call and shows no figure (no `<img>` in its cell)."
+    out = []
+    starts = [m.start() for m in _CELL.finditer(main)] + [len(main)]
+    for a, b in zip(starts, starts[1:]):
+        m = _CODE.search(main, a, b)
+        if not m: continue
+        lines = [l for l in _strip(m.group(1)).split('\n') if l.strip() and not l.lstrip().startswith('#')]
+        last = lines[-1].strip() if lines else ''
+        if _PLOT_END.search(last) and not last.startswith('return') and '<img' not in main[m.end():b]:
+            out.append(f'no figure under: {last[:90]}')
+    return out
+
 def small_figures(main: str, page: Path) -> list:
     "Figures (`<img>` PNGs, inline or files) whose 10-point text is under MIN_FIGURE_TEXT_PX tall in the column."
     import base64
@@ -533,6 +552,7 @@ def check_page(page: Path, site: Site, classes: set, mods: set, private: set = f
     fails['bad-source'] += bad_sources(main)
     fails['dangling-caption'] += dangling_captions(main)
     fails['small-figure'] += small_figures(main, page)
+    fails['missing-figure'] += missing_figures(main)
     fails['makers-words'] += makers_words(main, private)
     entries = api_entries(main)
     for e in entries:

@@ -148,9 +148,8 @@ class DeltaIntervals:
 
 # %% ../../nbs/analyze/confidence.ipynb #6aa2acc8
 NO_INTERVAL = {
-    'black box': ("eval_fn is a black box: it returns one number per evaluation, nothing per sample, so no interval "
-                  "can be given; give data= and a metric with one value per sample (e.g. accuracy_per_sample) "
-                  "for intervals"),
+    'black box': ("eval_fn is a black box (one number per evaluation); data= and a per-sample metric "
+                  "(e.g. accuracy_per_sample) give intervals"),
     'not per sample': ("the metric returns one number over all samples, so no interval can be given; return one value "
                        "per sample (reduction='none', accuracy_per_sample, ...) for intervals"),
     'not requested': "no intervals were requested (confidence=None)"}

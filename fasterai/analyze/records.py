@@ -33,13 +33,16 @@ class Timing:
         return 100 * self.overhead_seconds / self.eval_seconds if self.eval_seconds > 0 else math.nan
 
     def __str__(self):
+        "The evaluations against those of a full measurement, and the seconds in and outside the metric."
+        n, f, full = self.n_evals, self.floor_evals, '1 baseline + 1 per layer and level'
+        evals = (f"{n} metric evaluations ({full})" if n == f else
+                 f"{n} metric evaluations (not {f} = {full}: coupled layers share one, skipped ones need none)"
+                 if n < f else f"{n} metric evaluations (more than {f} = {full})")
         shares = (('per-sample values', self.sample_seconds), ('intervals', self.interval_seconds),
-                  ('costs', self.cost_seconds))
-        parts = [f"{k} {100 * v / self.eval_seconds:.1f}%" for k, v in shares if v > 0 and self.eval_seconds > 0]
-        iv = f" ({', '.join(parts)})" if parts else ''
-        return (f"{self.n_evals} evaluations (floor {self.floor_evals}), "
-                f"{self.eval_seconds:.3f} s evaluating the metric, "
-                f"{self.total_seconds:.3f} s in all: overhead {self.overhead_pct:.1f}%{iv}"
+                  ('recording what each level removes', self.cost_seconds))
+        parts = [f"{k} {v:.3f} s" for k, v in shares if v > 0]
+        return (f"{evals}; {self.eval_seconds:.3f} s in the metric + {self.overhead_seconds:.3f} s outside it"
+                + (f" ({', '.join(parts)})" if parts else '') + f" = {self.total_seconds:.3f} s"
                 + (f"; {self.evaluation}" if self.evaluation else ''))
 
 def damage(baseline:float,              # the intact model's metric

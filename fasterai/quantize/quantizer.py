@@ -375,7 +375,7 @@ def _nonzero(t:torch.Tensor) -> int: return int(torch.count_nonzero(t))
 @patch
 def report(self:Quantizer) -> pd.DataFrame:
     ("Per unit: type, bits, params, non-zero params, bytes (the codes), scale_bytes (its scales and zero points); then "
-     "the model's other parameters ('other') and the 'total'.")
+     "the model's other parameters ('other') and the 'total' (bits '—': no single width).")
     rows, seen = [], set()
     for n, m in self.layers.items():
         w = m.weight
@@ -390,9 +390,11 @@ def report(self:Quantizer) -> pd.DataFrame:
     rest = [p for p in self.model.parameters() if id(p) not in seen]
     stored = stored_by_id(self.model)             # an offloaded model's other tensors: counted where they live
     nz = [_nonzero(stored_value(*stored[id(p)]) if id(p) in stored else p) for p in rest]
-    rows.append(dict(unit='other', type='', bits=None, params=sum(p.numel() for p in rest), nonzero=sum(nz),
+    rows.append(dict(unit='other', type='', bits='—', params=sum(p.numel() for p in rest), nonzero=sum(nz),
                      bytes=sum(k * p.element_size() for k, p in zip(nz, rest)), scale_bytes=0))
     df = pd.DataFrame(rows, columns=['unit', 'type', 'bits', 'params', 'nonzero', 'bytes', 'scale_bytes'])
-    df.loc[len(df)] = ['total', '', None, int(df.params.sum()), int(df.nonzero.sum()), float(df.bytes.sum()),
-                       float(df.scale_bytes.sum())]
+    df.loc[len(df)] = ['total', '', '—', int(df.params.sum()), int(df.nonzero.sum()), float(df.bytes.sum()),
+                       int(df.scale_bytes.sum())]
+    df = df.astype({'bits': object, 'params': 'int64', 'nonzero': 'int64', 'scale_bytes': 'int64'})
+    if (df.bytes % 1 == 0).all(): df['bytes'] = df.bytes.astype('int64')   # whole bytes; else the fraction stays
     return df
