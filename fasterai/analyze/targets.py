@@ -291,6 +291,7 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
                   # 'auto': the band of `auto_prior`'s choice; None: the curves alone
                   prior:str|None=None,
                   band:float|tuple=(.75, .5),  # with a prior: the band of `prior_bounds` around the prior's density
+                  ends:bool=False,   # with a prior: the first and the last layer no denser than the prior makes them
                  ) -> dict[str, float]:
     "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
     if budget not in ('params', 'flops'):
@@ -305,6 +306,7 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
         levels = (erk_levels(shapes, pw, target_pct, max_pct) if prior == 'erk' else
                   magnitude_levels(_unit_tensors(units, model), target_pct, max_pct))
         lower, upper = prior_bounds(levels, band, min_pct, max_pct)
+        if ends: lower[[0, -1]] = np.minimum(np.clip(levels[[0, -1]], min_pct, max_pct), upper[[0, -1]])
     t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate, lower=lower, upper=upper)
     return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
 
@@ -321,10 +323,11 @@ def auto_prior(s,                 # a `SweepResult` of sparsity, reading the met
                extrapolate:bool=False,  # allow levels beyond a layer's highest measured one
                band:float|tuple=(.75, .5),  # the band of `prior_bounds` around each prior's density
               ) -> tuple[str, dict, dict]:
-    """`(prior, predicted damage per prior, targets)`: ERK's band, unless the curves predict global magnitude's band
-    does at most `AUTO_RATIO` of its damage (the sum over layers of each curve at its target)."""
+    """`(prior, predicted damage per prior, targets)`: ERK's band (its first and last layer no denser than ERK makes
+    them), unless the curves predict global magnitude's band does at most `AUTO_RATIO` of its damage (the sum over
+    layers of each curve at its target)."""
     units, curves, _ = _sweep_curves(s, model, budget)
-    made = {p: sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, p, band)
+    made = {p: sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, p, band, ends=p == 'erk')
             for p in ('erk', 'magnitude')}
     pred = {p: predicted_damage(curves, [t[u[0].name] for u in units]) for p, t in made.items()}
     pick = 'magnitude' if pred['magnitude'] <= AUTO_RATIO * pred['erk'] else 'erk'
