@@ -69,6 +69,8 @@ def parse_args(argv=None):
                    help="how every Pruner of the run scores channels (default: the Pruner's own default)")
     p.add_argument('--sparsity-levels', default=None,
                    help=f"comma-separated sparsity levels of the LM sweeps (default: {','.join(map(str, SPARSITY_LEVELS))})")
+    p.add_argument('--only', default=None,
+                   help="trained rows: train only these methods (';'-separated names, e.g. \"workflow (as taught);ERK\")")
     p.add_argument('--out', default=None, help='save every result (with its per-sample values) to this JSON file')
     p.add_argument('--table', nargs='*', default=None, help='print the tables of saved JSON files, and stop')
     a = p.parse_args(argv)
@@ -76,6 +78,7 @@ def parse_args(argv=None):
     bad = [r for r in a.rows if r not in ROWS]
     if bad: p.error(f"--rows: unknown {bad}; allowed: {list(ROWS)}")
     a.seeds = [int(s) for s in a.seeds.split(',') if s.strip()]
+    a.only = None if a.only is None else {m.strip() for m in a.only.split(';') if m.strip()}
     a.sparsity_levels = ([float(s) for s in a.sparsity_levels.split(',') if s.strip()] if a.sparsity_levels
                          else SPARSITY_LEVELS)
     if a.refine < 0: p.error(f"--refine={a.refine}: rounds must be >= 0")
@@ -381,10 +384,12 @@ def candidate_targets(model, sweep, pct:float) -> dict:
     return {name: sweep.to_layer_targets(model, pct, **kw) for name, kw in CANDIDATES.items()}
 
 
-def trained_once(results:Results, key:dict, targets:dict, train, record, *args):
-    "Train and record each method's targets; a method whose targets equal an earlier one's gets its result, untrained."
+def trained_once(results:Results, key:dict, targets:dict, train, record, *args, only=None):
+    """Train and record each method's targets (those in `only`, when given); a method whose targets equal an earlier
+    one's gets its result, untrained."""
     done = []                                                    # (targets, the row recorded for them)
     for method, t in targets.items():
+        if only is not None and method not in only: continue
         same = next((row for u, row in done if u == t), None)
         if same is None:
             record(results, key, method, train(copy.deepcopy(args[0]), t), *args[1:])
@@ -448,7 +453,7 @@ def trained_rows(a, results:Results, row:str):
                               if 'sparsity' in t}}
                 key = dict(row=row, model=arch, budget=f"{pct}% sparse", seed=seed,
                            regime=f"{a.finetune_epochs} epochs, SparsifyCallback")
-                trained_once(results, key, targets, train, trained_record, model, test)
+                trained_once(results, key, targets, train, trained_record, model, test, only=a.only)
                 print(f"  trained {len(targets)} allocations in {time.perf_counter() - t1:.1f} s; not run: "
                       f"{'; '.join(c.skipped) or 'none'}", flush=True)
 
@@ -571,7 +576,7 @@ def lm_trained_rows(a, results:Results, row:str):
             targets = {WORKFLOW: workflow_targets(model, sweep, pct), **candidate_targets(model, sweep, pct),
                        **{m: t['sparsity'] for m, t in c.targets.items() if m != 'plan' and 'sparsity' in t}}
             t1 = time.perf_counter()
-            trained_once(results, key, targets, train, lm_trained_record, model, data.test)
+            trained_once(results, key, targets, train, lm_trained_record, model, data.test, only=a.only)
             print(f"  trained {len(targets)} allocations in {time.perf_counter() - t1:.1f} s; not run: "
                   f"{'; '.join(c.skipped) or 'none'}", flush=True)
 
