@@ -324,15 +324,12 @@ def auto_prior(s,                 # a `SweepResult` of sparsity, reading the met
                band:float|tuple=(.75, .5),  # the band of `prior_bounds` around each prior's density
               ) -> tuple[str, dict, dict]:
     """`(prior, predicted damage per prior, targets)`: ERK's band, unless the curves predict global magnitude's band
-    does at most `AUTO_RATIO` of its damage (the sum over layers of each curve at its target); in ERK's band the
-    first and last layer then end no denser than ERK makes them (`ends`, applied after the choice)."""
+    does at most `AUTO_RATIO` of its damage (the sum over layers of each curve at its target)."""
     units, curves, _ = _sweep_curves(s, model, budget)
     made = {p: sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, p, band)
             for p in ('erk', 'magnitude')}
     pred = {p: predicted_damage(curves, [t[u[0].name] for u in units]) for p, t in made.items()}
     pick = 'magnitude' if pred['magnitude'] <= AUTO_RATIO * pred['erk'] else 'erk'
-    if pick == 'erk': made['erk'] = sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, 'erk',
-                                                  band, ends=True)
     return pick, pred, made[pick]
 
 def predicted_damage(curves,  # per unit, `(levels, damage)` measured
