@@ -22,7 +22,7 @@ Rows (`--rows`, comma separated; default: all):
   digits-pruning          CNN, 50% of the MACs, one-shot and fine-tuned; also global pruning (torch-pruning, fasterai)
   digits-trained          CNN and MLP, 90/95/97% sparsity: every allocation trained in with `SparsifyCallback` (its
                           default schedule) for --finetune-epochs; the workflow the sparsify tutorial teaches (a sweep,
-                          then `to_layer_targets(..., prior='erk')`, its default band) against the heuristics, and the
+                          then `to_layer_targets(..., prior='auto')`, its default band) against the heuristics, and the
                           candidate workflows of `CANDIDATES`; give --reference workflow
   digits-pruning-trained  CNN, 50% of the MACs: the plan's pruning ratios (a pruning sweep, `plan_compression`) and
                           uniform pruning trained in with `PruneCallback` (default schedule) for --finetune-epochs,
@@ -50,7 +50,7 @@ ROWS = ('lm-sparsity-magnitude', 'lm-sparsity-wanda', 'lm-bits', 'lm-joint', 'di
         'digits-pruning', 'digits-trained', 'digits-pruning-trained', 'compare-time', 'lm-trained', 'resnet-trained',
         'lm-sparsity-sparsegpt', 'lm-bits-gptq')
 PLAN_TASK, PLAN_KL, PLAN_REFINED = 'plan (task)', 'plan (KL)', 'plan (KL, refined)'
-WORKFLOW = 'workflow (as taught)'   # sparsity: sweep, to_layer_targets(prior='erk'); pruning: the plan's ratios
+WORKFLOW = 'workflow (as taught)'   # sparsity: sweep, to_layer_targets(prior='auto'); pruning: the plan's ratios
 REFERENCE = {'refined': PLAN_REFINED, 'kl': PLAN_KL, 'task': PLAN_TASK, 'workflow': WORKFLOW}
 KEPT = ('params %', 'macs %', 'bytes %')
 
@@ -69,6 +69,8 @@ def parse_args(argv=None):
                    help="how every Pruner of the run scores channels (default: the Pruner's own default)")
     p.add_argument('--sparsity-levels', default=None,
                    help=f"comma-separated sparsity levels of the LM sweeps (default: {','.join(map(str, SPARSITY_LEVELS))})")
+    p.add_argument('--only', default=None,
+                   help="trained rows: train only these methods (';'-separated names, e.g. \"workflow (as taught);ERK\")")
     p.add_argument('--out', default=None, help='save every result (with its per-sample values) to this JSON file')
     p.add_argument('--table', nargs='*', default=None, help='print the tables of saved JSON files, and stop')
     a = p.parse_args(argv)
@@ -76,6 +78,7 @@ def parse_args(argv=None):
     bad = [r for r in a.rows if r not in ROWS]
     if bad: p.error(f"--rows: unknown {bad}; allowed: {list(ROWS)}")
     a.seeds = [int(s) for s in a.seeds.split(',') if s.strip()]
+    a.only = None if a.only is None else {m.strip() for m in a.only.split(';') if m.strip()}
     a.sparsity_levels = ([float(s) for s in a.sparsity_levels.split(',') if s.strip()] if a.sparsity_levels
                          else SPARSITY_LEVELS)
     if a.refine < 0: p.error(f"--refine={a.refine}: rounds must be >= 0")
@@ -363,18 +366,37 @@ def callback_trainer(epochs:int, seed:int, lr:float=3e-3, callback=None):
 
 
 def workflow_targets(model, sweep, pct:float) -> dict:
-    "What the sparsify tutorial teaches: the sweep's curves within a band around ERK (`prior='erk'`, default band)."
-    return sweep.to_layer_targets(model, pct, prior='erk')
+    """What the sparsify tutorial teaches: the sweep's curves within a band around a density prior (`prior='auto'`:
+    ERK's, or global magnitude's where the curves predict it does at most half of ERK's damage; default band)."""
+    from fasterai.analyze.targets import auto_prior
+    pick, pred, _ = auto_prior(sweep, model, pct)
+    print(f"  prior='auto' at {pct}%: {pick} (predicted damage: ERK's band {pred['erk']:.4f}, magnitude's band "
+          f"{pred['magnitude']:.4f})", flush=True)
+    return sweep.to_layer_targets(model, pct, prior='auto')
 
 
 # other workflows measured next to the taught one: name -> `to_layer_targets` keywords
-CANDIDATES = {'workflow, band .5': dict(prior='erk', band=.5),
-              'workflow, band (.75, .5)': dict(prior='erk', band=(.75, .5))}
+CANDIDATES = {"workflow, prior='erk'": dict(prior='erk'), "workflow, prior='magnitude'": dict(prior='magnitude')}
 
 
 def candidate_targets(model, sweep, pct:float) -> dict:
     "The targets of each candidate workflow of `CANDIDATES`."
     return {name: sweep.to_layer_targets(model, pct, **kw) for name, kw in CANDIDATES.items()}
+
+
+def trained_once(results:Results, key:dict, targets:dict, train, record, *args, only=None):
+    """Train and record each method's targets (those in `only`, when given); a method whose targets equal an earlier
+    one's gets its result, untrained."""
+    done = []                                                    # (targets, the row recorded for them)
+    for method, t in targets.items():
+        if only is not None and method not in only: continue
+        same = next((row for u, row in done if u == t), None)
+        if same is None:
+            record(results, key, method, train(copy.deepcopy(args[0]), t), *args[1:])
+            done.append((t, results.rows[-1]))
+        else:
+            results.rows.append({**same, 'method': method})
+            print(f"  {method}: the same targets as {same['method']}", flush=True)
 
 
 def trained_record(results:Results, key:dict, method:str, model, test, dense_macs=None):
@@ -431,8 +453,7 @@ def trained_rows(a, results:Results, row:str):
                               if 'sparsity' in t}}
                 key = dict(row=row, model=arch, budget=f"{pct}% sparse", seed=seed,
                            regime=f"{a.finetune_epochs} epochs, SparsifyCallback")
-                for method, t in targets.items():
-                    trained_record(results, key, method, train(copy.deepcopy(model), t), test)
+                trained_once(results, key, targets, train, trained_record, model, test, only=a.only)
                 print(f"  trained {len(targets)} allocations in {time.perf_counter() - t1:.1f} s; not run: "
                       f"{'; '.join(c.skipped) or 'none'}", flush=True)
 
@@ -555,8 +576,7 @@ def lm_trained_rows(a, results:Results, row:str):
             targets = {WORKFLOW: workflow_targets(model, sweep, pct), **candidate_targets(model, sweep, pct),
                        **{m: t['sparsity'] for m, t in c.targets.items() if m != 'plan' and 'sparsity' in t}}
             t1 = time.perf_counter()
-            for method, t in targets.items():
-                lm_trained_record(results, key, method, train(copy.deepcopy(model), t), data.test)
+            trained_once(results, key, targets, train, lm_trained_record, model, data.test, only=a.only)
             print(f"  trained {len(targets)} allocations in {time.perf_counter() - t1:.1f} s; not run: "
                   f"{'; '.join(c.skipped) or 'none'}", flush=True)
 

@@ -473,8 +473,8 @@ def _sweep_to_layer_targets(self:SweepResult,
                             metric:str|None=None,  # allocate by this metric's curves (None: `metric_name`)
                             extrapolate:bool=False,# allow levels beyond each layer's highest measured one (last slope)
                             # 'erk' or 'magnitude': each layer's density within a band around ERK's or global
-                            # magnitude's (for training; see
-                            # `fasterai.analyze.targets.prior_bounds`); None: the curves alone
+                            # magnitude's (for training; see `fasterai.analyze.targets.prior_bounds`); 'auto':
+                            # the band the curves predict less damaging (`auto_prior`); None: the curves alone
                             prior:str|None=None,
                             # with a prior: each layer's density within [sparser, 1 / denser] x the prior's (a pair),
                             # or [band, 1 / band]; the default: at most 1/4 sparser, up to twice as dense

@@ -6,14 +6,16 @@
 from __future__ import annotations
 import math
 import numpy as np
+import torch
 from ..core.units import check_percent
 from ..core.knapsack import hull_path
 from ..core.select import candidate_units
 from ..core.offload import stored_value, weight_slot
 
 # %% auto #0
-__all__ = ['PRIORS', 'check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets', 'erk_levels',
-           'magnitude_levels', 'prior_bounds', 'allocation_units', 'layer_params', 'result_targets', 'sweep_targets']
+__all__ = ['PRIORS', 'AUTO_RATIO', 'check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets',
+           'erk_levels', 'magnitude_levels', 'prior_bounds', 'allocation_units', 'layer_params', 'result_targets',
+           'sweep_targets', 'auto_prior', 'predicted_damage']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
 def check_bounds(target_pct,  # the weighted mean of the targets, in percent
@@ -174,17 +176,38 @@ def erk_levels(shapes,            # per unit, the shape of its weight
     return levels(hi_eps) if abs(weighted_mean(levels(hi_eps), w) - t) <= abs(weighted_mean(levels(lo_eps), w) - t) \
         else levels(lo_eps)
 
-def magnitude_levels(weights,           # per unit, its weight tensor
+def magnitude_levels(weights,           # per unit, its weight tensor (or a function of no argument returning it)
                      target_pct:float,  # share of all the weights to zero, in percent
                      max_pct:float=99,  # no unit gets more
+                     chunk:int=1 << 22, # weights read at once: memory stays bounded whatever the model's size
                     ) -> np.ndarray:
-    "Global magnitude's percents: each unit's share of weights below one threshold on |w| across all the units."
+    """Global magnitude's percents: each unit's share of weights at or below one threshold on |w| across all the
+    units, the `round(target_pct / 100 * n)`-th smallest of the `n` magnitudes (float32), found without sorting."""
     t, _, hi = check_bounds(target_pct, 0, max_pct)
-    mags = [np.sort(np.abs(w.detach().float().cpu().numpy().ravel())) for w in weights]
-    every = np.sort(np.concatenate(mags))
-    k = int(round(t / 100 * len(every)))
-    if k == 0: return np.zeros(len(mags))
-    return np.clip([100 * np.searchsorted(m, every[k - 1], side='right') / len(m) for m in mags], 0, hi)
+    counts = np.zeros(len(weights), dtype=np.int64)
+    high = torch.zeros(1 << 15, dtype=torch.int64)                       # pass 1: the top 15 bits of every |w|
+    for j, bits in _magnitude_bits(weights, chunk):
+        counts[j] += bits.numel()
+        high += torch.bincount(bits >> 16, minlength=1 << 15)
+    k = int(round(t / 100 * counts.sum()))
+    if k == 0: return np.zeros(len(weights))
+    cum = high.cumsum(0)
+    b = int(torch.searchsorted(cum, k))                                  # the bin holding the k-th smallest
+    rank = k - (int(cum[b - 1]) if b else 0)
+    lows = torch.zeros(1 << 16, dtype=torch.int64)                       # pass 2: the low 16 bits in that bin
+    for _, bits in _magnitude_bits(weights, chunk):
+        lows += torch.bincount(bits[(bits >> 16) == b] & 0xFFFF, minlength=1 << 16)
+    threshold = (b << 16) | int(torch.searchsorted(lows.cumsum(0), rank))
+    below = np.zeros(len(weights), dtype=np.int64)                       # pass 3: each unit's share at or below it
+    for j, bits in _magnitude_bits(weights, chunk): below[j] += int((bits <= threshold).sum())
+    return np.clip(100 * below / counts, 0, hi)
+
+def _magnitude_bits(weights, chunk:int):
+    "`(unit, bits)` per chunk of each unit: |w| in float32, its bits as int32 (they order as the magnitudes do)."
+    for j, w in enumerate(weights):
+        flat = (w() if callable(w) else w).detach().reshape(-1)
+        for i in range(0, flat.numel(), chunk):
+            yield j, flat[i:i + chunk].abs().float().cpu().contiguous().view(torch.int32)
 
 def prior_bounds(prior_pct,     # per unit, the prior's percent (ERK's)
                  # each unit's density within [band, 1 / band] x the prior's density; a pair (sparser, denser):
@@ -265,15 +288,59 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
                   budget:str,        # weigh the layers by 'params' or by 'flops' (the MACs the sweep recorded)
                   extrapolate:bool,  # allow levels beyond a layer's highest measured one
                   # 'erk' or 'magnitude': each layer's density within a band around ERK's or global magnitude's;
-                  # None: the curves alone
+                  # 'auto': the band of `auto_prior`'s choice; None: the curves alone
                   prior:str|None=None,
                   band:float|tuple=(.75, .5),  # with a prior: the band of `prior_bounds` around the prior's density
+                  ends:bool=False,   # with a prior: the first and the last layer no denser than the prior makes them
                  ) -> dict[str, float]:
     "The targets `SweepResult.to_layer_targets` gives for sweep `s` (reading its metric; arguments checked)."
     if budget not in ('params', 'flops'):
         raise ValueError(f"budget={budget!r} is not allowed; allowed: ['params', 'flops']")
     if prior not in PRIORS: raise ValueError(f"prior={prior!r} is not allowed; allowed: {list(PRIORS)}")
     if prior is not None: _check_band(band)
+    if not isinstance(ends, bool): raise ValueError(f"ends={ends!r} must be True or False")
+    units, curves, w = _sweep_curves(s, model, budget)
+    if prior == 'auto': return auto_prior(s, model, target_pct, min_pct, max_pct, budget, extrapolate, band)[2]
+    lower = upper = None
+    if prior is not None:
+        shapes, pw = _unit_shapes(s, units, model, prior), [sum(layer_params(model, u)) for u in units]
+        levels = (erk_levels(shapes, pw, target_pct, max_pct) if prior == 'erk' else
+                  magnitude_levels(_unit_tensors(units, model), target_pct, max_pct))
+        lower, upper = prior_bounds(levels, band, min_pct, max_pct)
+        if ends: lower[[0, -1]] = np.minimum(np.clip(levels[[0, -1]], min_pct, max_pct), upper[[0, -1]])
+    t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate, lower=lower, upper=upper)
+    return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
+
+PRIORS = (None, 'erk', 'magnitude', 'auto')
+# prior='auto': global magnitude's band replaces ERK's when the curves predict at most this share of ERK's damage
+AUTO_RATIO = .5
+
+def auto_prior(s,                 # a `SweepResult` of sparsity, reading the metric whose curves allocate
+               model,             # the model (shapes, weights, parameter counts)
+               target_pct:float,  # the weighted mean of the targets, in percent
+               min_pct:float=0,   # the least a layer gets
+               max_pct:float=99,  # the most a layer gets
+               budget:str='params',  # weigh the layers by 'params' or by 'flops'
+               extrapolate:bool=False,  # allow levels beyond a layer's highest measured one
+               band:float|tuple=(.75, .5),  # the band of `prior_bounds` around each prior's density
+              ) -> tuple[str, dict, dict]:
+    """`(prior, predicted damage per prior, targets)`: ERK's band, unless the curves predict global magnitude's band
+    does at most `AUTO_RATIO` of its damage (the sum over layers of each curve at its target)."""
+    units, curves, _ = _sweep_curves(s, model, budget)
+    made = {p: sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, p, band)
+            for p in ('erk', 'magnitude')}
+    pred = {p: predicted_damage(curves, [t[u[0].name] for u in units]) for p, t in made.items()}
+    pick = 'magnitude' if pred['magnitude'] <= AUTO_RATIO * pred['erk'] else 'erk'
+    return pick, pred, made[pick]
+
+def predicted_damage(curves,  # per unit, `(levels, damage)` measured
+                     levels,  # per unit, its level in percent
+                    ) -> float:
+    "The damage the curves predict for units at `levels`: the sum of each unit's `damage_curve`, gains counted as 0."
+    return float(sum(max(float(damage_curve(*c)(x)), 0.) for c, x in zip(curves, levels)))
+
+def _sweep_curves(s, model, budget:str) -> tuple[list, list, list]:
+    "`(units, curves, weights)` of a sweep's measured layers: each unit's `(levels, damage)` and its weight."
     d = s.deltas
     idx = {c.name: j for j, c in enumerate(s.layers)}
     units = allocation_units([c for j, c in enumerate(s.layers) if not np.all(np.isnan(d[j]))], s.kind)
@@ -284,21 +351,12 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
         dj = d[idx[u[0].name]]
         ok = ~np.isnan(dj)
         curves.append((np.array(s.levels, dtype=float)[ok], dj[ok]))
-    lower = upper = None
-    if prior is not None:
-        shapes, pw = _unit_shapes(s, units, model, prior), [sum(layer_params(model, u)) for u in units]
-        levels = (erk_levels(shapes, pw, target_pct, max_pct) if prior == 'erk' else
-                  magnitude_levels(_unit_tensors(units, model), target_pct, max_pct))
-        lower, upper = prior_bounds(levels, band, min_pct, max_pct)
-    t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate, lower=lower, upper=upper)
-    return {c.name: float(ti) for u, ti in zip(units, t) for c in u}
-
-PRIORS = (None, 'erk', 'magnitude')
+    return units, curves, w
 
 def _unit_tensors(units:list, model) -> list:
-    "The weight of each unit (one layer each: unstructured kinds), from the model."
+    "A reader of the weight of each unit (one layer each: unstructured kinds): read one at a time, where it lives."
     mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}
-    return [stored_value(*weight_slot(mods[u[0].name])) for u in units]   # an offloaded one: where it lives
+    return [lambda m=mods[u[0].name]: stored_value(*weight_slot(m)) for u in units]
 
 def _unit_shapes(s, units:list, model, prior:str) -> list:
     "The weight shape of each unit, for a prior that reads shapes (ERK): unstructured kinds only, from the model."
