@@ -343,6 +343,12 @@ class QuantizationCompression(_WeightEdit):
         scheme = QuantScheme(level, o['group_size'], o['symmetric'])
         if not o['quant_per_channel']: return quantize(w.reshape(1, -1), scheme).dequantize(torch.float32).view_as(w)
         axis, prep = out_channel_axis(m), self._prepared(name)
+        if not weight_offloaded(m):
+            tgt = self._target(m)
+            if (tgt.shape, tgt.dtype, tgt.device) == (w.shape, torch.float32, w.device):
+                self._edited = (m, name)     # the grid is written into the layer's own weight (no copy of it)
+                self.method(w, scheme, prep, axis, out=tgt)
+                return tgt
         if not (weight_offloaded(m) and not self.method.needs and w.dim() == 2):
             return self.method(w, scheme, prep, axis).dequantize(torch.float32)
         # offloaded, each output channel on its own: a block of channels at a time, one block's temporaries

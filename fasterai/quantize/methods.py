@@ -11,7 +11,7 @@ from ..core.units import check_flag
 from .scheme import QuantScheme, QTensor, as_matrix, quantize, fit_grid, to_codes, from_codes
 
 # %% auto #0
-__all__ = ['QUANT_METHODS', 'QuantMethod', 'RTN', 'GridRounder', 'GPTQ', 'assemble', 'quant_method', 'pick_method']
+__all__ = ['QUANT_METHODS', 'QuantMethod', 'check_out', 'RTN', 'GridRounder', 'GPTQ', 'assemble', 'quant_method', 'pick_method']
 
 # %% ../../nbs/quantize/methods.ipynb #1b751c6b
 class QuantMethod:
@@ -26,9 +26,21 @@ class QuantMethod:
                  prepared=None,           # what `prepare` returned for this layer
                  out_axis:int=0,          # the weight's output-channel axis
                  keep=None,               # a sparsity mask whose zeros must stay zero (rounding keeps a 0 at 0)
+                 out=None,                # a float32 tensor of `w`'s shape that also receives the dequantized weight
                 ) -> QTensor:
-        return quantize(w, scheme, out_axis)
+        check_out(out, w)
+        qt = quantize(w, scheme, out_axis)
+        if out is not None: out.copy_(qt.dequantize(torch.float32))
+        return qt
     def __repr__(self): return f"{type(self).__name__}()"
+
+def check_out(out, w:torch.Tensor):
+    "A `ValueError` when `out` cannot receive `w` dequantized: a float32 tensor of its shape, on its device."
+    if out is not None and (not isinstance(out, torch.Tensor) or (out.shape, out.dtype, out.device) !=
+                            (w.shape, torch.float32, w.device)):
+        what = (tuple(out.shape), out.dtype, str(out.device)) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"out={what} must be a float32 tensor of the weight's shape and device "
+                         f"{(tuple(w.shape), str(w.device))}")
 
 class RTN(QuantMethod):
     "Round to nearest on the min-max grid of each output channel or group (`quantize`)."
@@ -91,22 +103,30 @@ class GPTQ(QuantMethod):
 
     def __call__(self, w, scheme, prepared=None, out_axis=0,
                  keep:torch.Tensor|None=None,   # a sparsity mask (the weight's shape) whose zeros must stay zero
+                 out=None,                      # a float32 tensor of `w`'s shape: receives the dequantized weight
                 ) -> QTensor:
         if not isinstance(scheme, QuantScheme): raise TypeError(f"scheme={scheme!r} must be a QuantScheme")
+        check_out(out, w)
         if prepared is None: raise ValueError("method 'gptq' needs prepare(stats) first (the layer's Hessian)")
         scheme.check(w.shape, out_axis)
         M = as_matrix(w.detach(), out_axis).float()
+        O = None if out is None else as_matrix(out.detach(), out_axis)
+        in_out = (O is not None and O.is_contiguous() and O.data_ptr() != w.data_ptr()
+                  and all(order is None for _, order, _ in prepared))
+        if in_out: M = O.copy_(M)            # the loop leaves each part's dequantized weight in place: no copy of it
         K = None if keep is None else as_matrix(keep, out_axis)
         parts = []
         for rows, order, U in prepared:
             r = rows if rows is not None else slice(None)
-            W = M[r].clone(memory_format=torch.contiguous_format)
+            W = M[r] if in_out else M[r].clone(memory_format=torch.contiguous_format)
             k = None if K is None else K[r] if order is None else K[r][:, order]
             rounder = GridRounder(W, scheme, order)
             obs_reconstruct(W if order is None else W[:, order].contiguous(), U, rounder=rounder, block=self.block,
                             keep=k)
             parts.append(rounder)
-        return assemble(parts, w, out_axis)
+        qt = assemble(parts, w, out_axis)
+        if out is not None and not in_out: out.copy_(qt.dequantize(torch.float32))
+        return qt
 
 def assemble(rounders:list,          # the `GridRounder`s of the parts of the rows, in row order
              w:torch.Tensor,         # the original weight (its shape and dtype)
