@@ -11,7 +11,7 @@ from ..core.units import check_flag
 from .scheme import QuantScheme, QTensor, as_matrix, quantize, fit_grid, to_codes, from_codes
 
 # %% auto #0
-__all__ = ['QUANT_METHODS', 'QuantMethod', 'check_out', 'RTN', 'GridRounder', 'GPTQ', 'assemble', 'quant_method', 'pick_method']
+__all__ = ['QUANT_METHODS', 'QuantMethod', 'RTN', 'GridRounder', 'GPTQ', 'assemble', 'quant_method', 'pick_method']
 
 # %% ../../nbs/quantize/methods.ipynb #1b751c6b
 class QuantMethod:
@@ -28,13 +28,13 @@ class QuantMethod:
                  keep=None,               # a sparsity mask whose zeros must stay zero (rounding keeps a 0 at 0)
                  out=None,                # a float32 tensor of `w`'s shape that also receives the dequantized weight
                 ) -> QTensor:
-        check_out(out, w)
+        _check_out(out, w)
         qt = quantize(w, scheme, out_axis)
         if out is not None: out.copy_(qt.dequantize(torch.float32))
         return qt
     def __repr__(self): return f"{type(self).__name__}()"
 
-def check_out(out, w:torch.Tensor):
+def _check_out(out, w:torch.Tensor):
     "A `ValueError` when `out` cannot receive `w` dequantized: a float32 tensor of its shape, on its device."
     if out is not None and (not isinstance(out, torch.Tensor) or (out.shape, out.dtype, out.device) !=
                             (w.shape, torch.float32, w.device)):
@@ -106,7 +106,7 @@ class GPTQ(QuantMethod):
                  out=None,                      # a float32 tensor of `w`'s shape: receives the dequantized weight
                 ) -> QTensor:
         if not isinstance(scheme, QuantScheme): raise TypeError(f"scheme={scheme!r} must be a QuantScheme")
-        check_out(out, w)
+        _check_out(out, w)
         if prepared is None: raise ValueError("method 'gptq' needs prepare(stats) first (the layer's Hessian)")
         scheme.check(w.shape, out_axis)
         M = as_matrix(w.detach(), out_axis).float()
