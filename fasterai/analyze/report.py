@@ -187,7 +187,7 @@ def _result_noise(r, ms:list) -> list[str]:
     head = _noise_head(r)
     if not head: return []
     t = '; '.join(_noise_counts(r, [l.delta for l in ms], [_nan(l.ci_low) for l in ms], [_nan(l.ci_high) for l in ms]))
-    return ['', head] + ([t[0].upper() + t[1:]] if t else [])
+    return ['', head] + ([_fit(t[0].upper() + t[1:])] if t else [])
 
 def result_report(r,           # a `SensitivityResult`, reading the metric to report
                   top:int=5,   # how many of the most sensitive and of the most robust layers
