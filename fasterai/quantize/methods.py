@@ -11,7 +11,7 @@ from ..core.units import check_flag
 from .scheme import QuantScheme, QTensor, as_matrix, quantize, fit_grid, to_codes, from_codes
 
 # %% auto #0
-__all__ = ['QUANT_METHODS', 'QuantMethod', 'RTN', 'GridRounder', 'GPTQ', 'assemble', 'quant_method', 'pick_method']
+__all__ = ['QUANT_METHODS', 'QuantMethod', 'check_out', 'RTN', 'GridRounder', 'GPTQ', 'assemble', 'quant_method', 'pick_method']
 
 # %% ../../nbs/quantize/methods.ipynb #1b751c6b
 class QuantMethod:
@@ -28,18 +28,22 @@ class QuantMethod:
                  keep=None,               # a sparsity mask whose zeros must stay zero (rounding keeps a 0 at 0)
                  out=None,                # a float32 tensor of `w`'s shape that also receives the dequantized weight
                 ) -> QTensor:
-        _check_out(out, w)
+        check_out(out, w, torch.float32)
         qt = quantize(w, scheme, out_axis)
         if out is not None: out.copy_(qt.dequantize(torch.float32))
         return qt
     def __repr__(self): return f"{type(self).__name__}()"
 
-def _check_out(out, w:torch.Tensor):
-    "A `ValueError` when `out` cannot receive `w` dequantized: a float32 tensor of its shape, on its device."
+def check_out(out,             # a tensor to write a method's result into, or None
+              w:torch.Tensor,  # the weight: `out` must have its shape and device
+              dtype=None,      # the dtype `out` must have (None: `w`'s)
+             ):
+    "A `ValueError` naming `out` when it cannot receive a method's result for `w` (before any work)."
+    dtype = dtype or w.dtype
     if out is not None and (not isinstance(out, torch.Tensor) or (out.shape, out.dtype, out.device) !=
-                            (w.shape, torch.float32, w.device)):
+                            (w.shape, dtype, w.device)):
         what = (tuple(out.shape), out.dtype, str(out.device)) if isinstance(out, torch.Tensor) else type(out).__name__
-        raise ValueError(f"out={what} must be a float32 tensor of the weight's shape and device "
+        raise ValueError(f"out={what} must be a {dtype} tensor of the weight's shape and device "
                          f"{(tuple(w.shape), str(w.device))}")
 
 class RTN(QuantMethod):
@@ -106,7 +110,7 @@ class GPTQ(QuantMethod):
                  out=None,                      # a float32 tensor of `w`'s shape: receives the dequantized weight
                 ) -> QTensor:
         if not isinstance(scheme, QuantScheme): raise TypeError(f"scheme={scheme!r} must be a QuantScheme")
-        _check_out(out, w)
+        check_out(out, w, torch.float32)
         if prepared is None: raise ValueError("method 'gptq' needs prepare(stats) first (the layer's Hessian)")
         scheme.check(w.shape, out_axis)
         M = as_matrix(w.detach(), out_axis).float()

@@ -12,7 +12,7 @@ from ..core.obs import inverse_factor, obs_reconstruct, check_obs_options, gram_
 from ..core.wanda import wanda_scores, wanda_norms
 from ..core.units import check_percent, check_flag
 from ..quantize.scheme import QuantScheme, QTensor, as_matrix, from_matrix, quantize
-from ..quantize.methods import GridRounder, assemble, pick_method
+from ..quantize.methods import GridRounder, assemble, pick_method, check_out
 from .sparsifier import layer_mask, n_zeroed
 
 # %% auto #0
@@ -49,7 +49,7 @@ class SparsityMethod:
                  out:torch.Tensor|None=None,    # write the new weight here (`w`'s shape, dtype, device): no new tensor
                 ) -> Sparsified:
         level = check_percent('level', level)
-        _check_out(out, w)
+        check_out(out, w)
         if scheme is not None: scheme.check(w.shape, out_axis)
         keep = self.mask(w.detach(), level, prepared, layer)
         new = torch.where(keep, w.detach(), torch.zeros((), dtype=w.dtype, device=w.device))
@@ -57,14 +57,6 @@ class SparsityMethod:
         qt = quantize(new, scheme, out_axis)
         return Sparsified(_into(out, qt.dequantize()), keep, qt)
     def __repr__(self): return f"{type(self).__name__}()"
-
-def _check_out(out, w):
-    "A `ValueError` when `out` cannot hold the new weight of `w` (before any work)."
-    if out is not None and (not isinstance(out, torch.Tensor) or (out.shape, out.dtype, out.device) !=
-                            (w.shape, w.dtype, w.device)):
-        what = (tuple(out.shape), out.dtype, str(out.device)) if isinstance(out, torch.Tensor) else type(out).__name__
-        raise ValueError(f"out={what} must be a tensor of the weight's shape, dtype and device "
-                         f"{(tuple(w.shape), w.dtype, str(w.device))}")
 
 def _into(out, new:torch.Tensor) -> torch.Tensor:
     "`new`, or `out` holding it."
@@ -120,7 +112,7 @@ class SparseGPT(SparsityMethod):
 
     def __call__(self, w, level, prepared=None, layer=None, out_axis=0, scheme=None, out=None) -> Sparsified:
         level = check_percent('level', level)
-        _check_out(out, w)
+        check_out(out, w)
         if prepared is None: raise ValueError("method 'sparsegpt' needs prepare(stats) first (the layer's Hessian)")
         if scheme is not None: scheme.check(w.shape, out_axis)
         O = None if out is None else as_matrix(out.detach(), out_axis)
