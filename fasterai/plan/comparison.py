@@ -109,6 +109,21 @@ def _keeping_zeros(m:nn.Module, fine_tune):
 # %% ../../nbs/plan/comparison.ipynb #8c139582
 def _budget_text(budget:dict) -> str: return ', '.join(f'{k} ≤ {v:g}%' for k, v in budget.items())
 
+_ON_METRIC = ['metric', 'vs plan', 'low', 'high']     # columns in the metric's unit: printed with the same decimals
+
+def _decimals(values) -> int:
+    "Decimals giving the largest |value| 4 significant digits (0 to 6): 0.9955 -> 4, 12.3 -> 2."
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v) & (v > 0)]
+    return 4 if not len(v) else int(np.clip(3 - np.floor(np.log10(v.max())), 0, 6))
+
+def _formats(t:pd.DataFrame) -> dict:
+    "Printing formats: the metric's columns at the metric's decimals (blank for NaN), other numbers at 4 digits."
+    d = _decimals(t.metric) if 'metric' in t else 4
+    on = lambda v: '' if v != v else f"{v:.{d}f}"
+    other = lambda v: '' if v != v else f"{v:.4g}"
+    return {c: on if c in _ON_METRIC else other for c in t.columns if t[c].dtype.kind == 'f'}
+
 @dataclass
 class Comparison:
     "The plan and the baselines at one budget: a table (what each keeps, its metric, its difference from the plan)."
@@ -140,9 +155,13 @@ class Comparison:
                 f"differences are method - plan; {conf}; {self.seconds:.1f} s")
         print(textwrap.fill(head, REPORT_WIDTH, subsequent_indent='  '))          # fits the docs' column
         shown = [c for c in self.table.columns        # of the kept %, the budget's keys; no seconds (`table` has all)
-                 if c != 'seconds' and not (c.endswith(' %') and c[:-2] not in self.budget)]
-        fmt = {c: (lambda v: '' if v != v else f"{v:.4g}") for c in shown if self.table[c].dtype.kind == 'f'}
-        print(self.table[shown].to_string(index=False, formatters=fmt, na_rep='', line_width=REPORT_WIDTH))
+                 if c != 'seconds' and not (c.endswith(' %') and c[:-2] not in self.budget)
+                 and not (c in ('low', 'high') and self.table[c].isna().all())]       # no intervals: no columns
+        t = self.table[shown].copy()
+        if 'verdict' in t:                                     # the plan's row is what the others are measured against
+            t['verdict'] = ['reference' if m == 'plan' else v if isinstance(v, str) else ''
+                            for m, v in zip(t.method, t.verdict)]
+        print(t.to_string(index=False, formatters=_formats(t), na_rep='', line_width=REPORT_WIDTH))
         for name, why in self.skipped.items(): print(f"not run: {name}: {why}")
 
     def __repr__(self):
@@ -157,6 +176,8 @@ def _errors(b:pd.DataFrame):
     "The intervals of the baselines' differences as error bars (None: no interval)."
     return np.vstack([b['vs plan'] - b.low, b.high - b['vs plan']]) if len(b) and b.low.notna().all() else None
 
+_PLAN_COLOUR = 'tab:blue'       # the plan's own bar: neither of the verdicts' colours
+
 def _verdict_colours(b:pd.DataFrame, higher_is_better:bool) -> list:
     "Green where the plan is better, red where worse: by the verdict with intervals, else by the difference's sign."
     if _errors(b) is not None:
@@ -167,13 +188,13 @@ def _verdict_colours(b:pd.DataFrame, higher_is_better:bool) -> list:
 
 @patch
 def plot(self:Comparison,
-         figsize:tuple=(10, 3.5),  # size of the two panels together
+         figsize:tuple=(9, 3.5),  # size of the two panels together (9 in: 10-pt text is >= 11 px in a 750-px column)
         ):
-    "Left: each method's metric (dense dashed). Right: each baseline minus the plan, with its interval."
+    "Left: each method's metric (the plan blue, dense dashed). Right: each baseline minus the plan, with its interval."
     import matplotlib.pyplot as plt
     fig, (ax, bx) = plt.subplots(1, 2, figsize=figsize)
     t = self.table[self.table.method != 'dense']
-    colors = ['tab:red' if m == 'plan' else 'tab:gray' for m in t.method]
+    colors = [_PLAN_COLOUR if m == 'plan' else 'tab:gray' for m in t.method]
     ax.barh(t.method, t.metric, color=colors)
     dense = 'dense' in set(self.table.method)
     if dense:                                   # named on the axis, not in a legend box over the bars
@@ -187,7 +208,8 @@ def plot(self:Comparison,
     bx.set_xlabel(f"{self.metric_name}: baseline - plan")
     how = ("beyond the interval (grey: level)" if _errors(b) is not None
            else "(one number per method: no interval)")
-    fig.suptitle(f"at {_budget_text(self.budget)}: green, the plan is better; red, worse {how}")
+    fig.suptitle(f"at {_budget_text(self.budget)}: the plan blue; right, green: the plan is better, red: worse {how}",
+                 fontsize=10)
     fig.tight_layout()
     return ax, bx
 

@@ -220,7 +220,7 @@ def summary(self:Plan):
 
 @patch
 def plot(self:Plan,
-         figsize:tuple=(10, 3.2),  # size of the whole figure, one panel per kind the plan holds
+         figsize:tuple=(8, 3),  # size of the whole figure, one panel per kind the plan holds (taller: many units)
         ):
     "One bar chart per kind the plan uses: the level of each unit (empty: left alone)."
     return plot_levels(self, figsize)

@@ -90,14 +90,16 @@ def plot_levels(plan,     # a `Plan`
     import matplotlib.pyplot as plt
     df = plan_table(plan)
     kinds = [k for k in plan.kinds if df[k].notna().any()] or list(plan.kinds)   # the kinds used (all: it uses none)
-    size = (figsize[0] * len(kinds) / len(plan.kinds), figsize[1])
+    rows = max(sum(k in u.kinds for u in plan.units) for k in kinds)
+    size = (figsize[0] * len(kinds) / len(plan.kinds), max(figsize[1], 1.3 + 0.25 * rows))   # a row per unit's name
     fig, axs = plt.subplots(1, len(kinds), figsize=size, squeeze=False)
-    for ax, k in zip(axs[0], kinds):
+    for ax, k in zip(axs[0], kinds):                   # horizontal bars: the units' names read level, at 9 pt
         cls = get_compression(k)
         has = [i for i, u in enumerate(plan.units) if k in u.kinds]
-        ax.bar(range(len(has)), df[k].iloc[has].fillna(0), color='tab:red' if cls.unit.descending else 'tab:blue')
-        ax.set_xticks(range(len(has)), [plan.units[i].name for i in has], rotation=90, fontsize=8)
-        ax.set_ylabel(cls.axis_label())
+        ax.barh(range(len(has)), df[k].iloc[has].fillna(0), color='tab:red' if cls.unit.descending else 'tab:blue')
+        ax.set_yticks(range(len(has)), [plan.units[i].name for i in has], fontsize=9)
+        ax.invert_yaxis()                              # the first layer on top
+        ax.set_xlabel(cls.axis_label())
         ax.set_title(k)
     budget = ', '.join(f'{k} ≤ {v:g}%' for k, v in plan.budget.items())
     fig.suptitle(f"{budget}: predicted {plan.metric_name} {plan.predicted_metric:.4g}")
