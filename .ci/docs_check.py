@@ -253,14 +253,16 @@ def prose_code(h: str) -> list:
     inside = lambda m: any(a <= m.start(1) and m.end(1) <= b for a, b in taken)
     return [_strip(re.sub(r'</?code[^>]*>', '', m.group(1))) for m in _PRE.finditer(h) if not inside(m)]
 
-def code_cells(h: str) -> list:
-    "(source, offset) of every visible input code cell."
-    out = []
+def _code_blocks(h: str):
+    "(match of its code, cell start, cell end) of every visible input code cell."
     starts = [m.start() for m in _CELL.finditer(h)] + [len(h)]
     for a, b in zip(starts, starts[1:]):
         m = _CODE.search(h, a, b)
-        if m: out.append((_strip(m.group(1)), a))
-    return out
+        if m: yield m, a, b
+
+def code_cells(h: str) -> list:
+    "(source, offset) of every visible input code cell."
+    return [(_strip(m.group(1)), a) for m, a, _ in _code_blocks(h)]
 
 # ---------------------------------------------------------------- links
 _IDS = re.compile(r'\bid="([^"]*)"')
@@ -466,10 +468,7 @@ _PLOT_END = re.compile(r'(?:\.|\b)plot\w*\(.*\)\s*;?\s*$|\bplt\.show\(\)\s*;?\s*
 def missing_figures(main: str) -> list:
     "The last line of each visible code cell that ends in a plotting call and shows no figure (no `<img>` in its cell)."
     out = []
-    starts = [m.start() for m in _CELL.finditer(main)] + [len(main)]
-    for a, b in zip(starts, starts[1:]):
-        m = _CODE.search(main, a, b)
-        if not m: continue
+    for m, _, b in _code_blocks(main):
         lines = [l for l in _strip(m.group(1)).split('\n') if l.strip() and not l.lstrip().startswith('#')]
         last = lines[-1].strip() if lines else ''
         if _PLOT_END.search(last) and not last.startswith('return') and '<img' not in main[m.end():b]:
