@@ -299,8 +299,8 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
     if prior not in PRIORS: raise ValueError(f"prior={prior!r} is not allowed; allowed: {list(PRIORS)}")
     if prior is not None: _check_band(band)
     if not isinstance(ends, bool): raise ValueError(f"ends={ends!r} must be True or False")
-    units, curves, w = _sweep_curves(s, model, budget)
     if prior == 'auto': return auto_prior(s, model, target_pct, min_pct, max_pct, budget, extrapolate, band)[2]
+    units, curves, w = _sweep_curves(s, model, budget)
     lower = upper = None
     if prior is not None:
         shapes, pw = _unit_shapes(s, units, model, prior), [sum(layer_params(model, u)) for u in units]
