@@ -370,15 +370,17 @@ def report(self:Pruner):
 def print_sparsity(self:Pruner):
     "Print channels per layer before -> after, and the model's params and MACs before -> after."
     df = self.report()
-    t = df.iloc[-1]
-    for r in df.iloc[:-1].itertuples():
+    t, rows = df.iloc[-1], list(df.iloc[:-1].itertuples())
+    labels = {'channels': 'prunable channels', 'params': 'parameters', 'macs': 'MACs'}
+    width = max([len(r.layer) for r in rows] + [len(l) for l in labels.values()])   # as wide as the names
+    digits = max(len(f"{t[f'{k}_before']:,}") for k in labels)
+    for r in rows:
         pct = 100 * (1 - r.channels_after / r.channels_before)
-        print(f"{r.layer:<32} {r.type:<8} channels {r.channels_before:>5} -> {r.channels_after:<5} "
+        print(f"{r.layer:<{width}} {r.type:<8} channels {r.channels_before:>5} -> {r.channels_after:<5} "
               f"({pct:5.1f}% removed)")
-    for what in ('channels', 'params', 'macs'):
+    for what, label in labels.items():
         b, a = t[f'{what}_before'], t[f'{what}_after']
-        label = {'channels': 'prunable channels', 'params': 'parameters', 'macs': 'MACs'}[what]
-        print(f"{label:<18}: {b:>14,} -> {a:>14,} ({100 * (1 - a / b) if b else 0:5.1f}% removed)")
+        print(f"{label:<{width}} {b:>{digits},} -> {a:>{digits},} ({100 * (1 - a / b) if b else 0:5.1f}% removed)")
     if df.attrs['uncounted']:
         print("MACs not counted (left out of the MACs above): " + '; '.join(uncounted_lines(df.attrs['uncounted'])))
 
