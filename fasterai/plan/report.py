@@ -96,13 +96,13 @@ def plot_levels(plan,     # a `Plan`
     for ax, k in zip(axs[0], kinds):                   # horizontal bars: the units' names read level, at 9 pt
         cls = get_compression(k)
         has = [i for i, u in enumerate(plan.units) if k in u.kinds]
-        ax.barh(range(len(has)), df[k].iloc[has].fillna(0), color='tab:red' if cls.unit.descending else 'tab:blue')
+        ax.barh(range(len(has)), df[k].iloc[has].fillna(0), color='tab:purple' if cls.unit.descending else 'tab:blue')
         ax.set_yticks(range(len(has)), [plan.units[i].name for i in has], fontsize=9)
         ax.invert_yaxis()                              # the first layer on top
         ax.set_xlabel(cls.axis_label())
         ax.set_title(k)
     budget = ', '.join(f'{k} ≤ {v:g}%' for k, v in plan.budget.items())
-    fig.suptitle(f"{budget}: predicted {plan.metric_name} {plan.predicted_metric:.4g}")
+    fig.suptitle(f"{budget}: predicted {plan.metric_name} {plan.predicted_metric:.3g}")
     fig.tight_layout()
     return axs[0]
 
@@ -129,7 +129,7 @@ def plot_front(plan,        # a `Plan`
                           label=f"predicted beyond the axis ({int(off.sum())}): additivity breaks down")
     xs = x[np.isfinite(x) & (x > 0)]
     if len(xs) and xs.max() > 10 * xs.min(): ax.set_xscale('log')
-    ax.plot([plan.percent[key]], [plan.predicted_metric], marker='*', ms=12, color='tab:red', ls='', label='this plan')
+    ax.plot([plan.percent[key]], [plan.predicted_metric], marker='*', ms=12, color='tab:orange', ls='', label='this plan')
     ax.axhline(base, color='black', ls='--', lw=1, label='baseline')
     ax.set_xlabel(f"{key} kept (% of dense)")
     ax.set_ylabel(f"predicted {plan.metric_name}")
