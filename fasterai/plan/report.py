@@ -129,7 +129,8 @@ def plot_front(plan,        # a `Plan`
                           label=f"predicted beyond the axis ({int(off.sum())}): additivity breaks down")
     xs = x[np.isfinite(x) & (x > 0)]
     if len(xs) and xs.max() > 10 * xs.min(): ax.set_xscale('log')
-    ax.plot([plan.percent[key]], [plan.predicted_metric], marker='*', ms=12, color='tab:orange', ls='', label='this plan')
+    ax.plot([plan.percent[key]], [plan.predicted_metric], marker='*', ms=12, color='tab:orange', ls='',
+            label='this plan')
     ax.axhline(base, color='black', ls='--', lw=1, label='baseline')
     ax.set_xlabel(f"{key} kept (% of dense)")
     ax.set_ylabel(f"predicted {plan.metric_name}")
