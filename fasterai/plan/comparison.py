@@ -176,21 +176,21 @@ def _errors(b:pd.DataFrame):
     "The intervals of the baselines' differences as error bars (None: no interval)."
     return np.vstack([b['vs plan'] - b.low, b.high - b['vs plan']]) if len(b) and b.low.notna().all() else None
 
-_PLAN_COLOUR = 'tab:blue'       # the plan's own bar: neither of the verdicts' colours
+_PLAN_COLOUR = 'tab:blue'       # the plan's own bar; every other method grey, whatever its verdict
+_VERDICT_WORDS = {'plan better': 'plan ahead', 'plan worse': 'method ahead', 'level': 'level'}
 
-def _verdict_colours(b:pd.DataFrame, higher_is_better:bool) -> list:
-    "Green where the plan is better, red where worse: by the verdict with intervals, else by the difference's sign."
-    if _errors(b) is not None:
-        return b.verdict.map({'plan better': 'tab:green', 'plan worse': 'tab:red'}).fillna('tab:gray').tolist()
-    worse = b['vs plan'] < 0 if higher_is_better else b['vs plan'] > 0          # the baseline is worse than the plan
-    better = b['vs plan'] > 0 if higher_is_better else b['vs plan'] < 0
-    return ['tab:green' if w else 'tab:red' if o else 'tab:gray' for w, o in zip(worse, better)]
+def _verdict_words(b:pd.DataFrame) -> list:
+    "The text beside each baseline's bar: who is ahead beyond the interval ('' without intervals)."
+    if _errors(b) is None: return [''] * len(b)
+    return [_VERDICT_WORDS.get(v, '') for v in b.verdict]
 
 @patch
 def plot(self:Comparison,
-         figsize:tuple=(9, 3.5),  # size of the two panels together (9 in: 10-pt text is >= 11 px in a 750-px column)
+         figsize:tuple=(8, 3.8),  # size of the two panels together (11-pt text: ~14 px in a 750-px column)
+         fontsize:float=11,       # of every label, tick and title
         ):
-    "Left: each method's metric (the plan blue, dense dashed). Right: each baseline minus the plan, with its interval."
+    """Left: each method's metric (the plan blue, dense dashed). Right: each method minus the plan, with its
+    interval, and the verdict written beside it (colour marks only the plan, never a verdict)."""
     import matplotlib.pyplot as plt
     fig, (ax, bx) = plt.subplots(1, 2, figsize=figsize)
     t = self.table[self.table.method != 'dense']
@@ -200,16 +200,20 @@ def plot(self:Comparison,
     if dense:                                   # named on the axis, not in a legend box over the bars
         ax.axvline(float(self.table.set_index('method').metric['dense']), color='black', ls='--', lw=1, label='dense')
     ax.invert_yaxis()
-    ax.set_xlabel(f"{self.metric_name} (dashed: dense)" if dense else self.metric_name)
+    ax.set_xlabel(f"{self.metric_name} (dashed: dense)" if dense else self.metric_name, fontsize=fontsize)
+    ax.set_title(f"{self.metric_name} at {_budget_text(self.budget)}", fontsize=fontsize)
     b = self.baselines
-    bx.barh(b.method, b['vs plan'], xerr=_errors(b), color=_verdict_colours(b, self.higher_is_better), capsize=3)
+    bx.barh(b.method, b['vs plan'], xerr=_errors(b), color='tab:gray', capsize=3)
     bx.axvline(0, color='black', lw=1)
     bx.invert_yaxis()
-    bx.set_xlabel(f"{self.metric_name}: baseline - plan")
-    how = ("beyond the interval (grey: level)" if _errors(b) is not None
-           else "(one number per method: no interval)")
-    fig.suptitle(f"at {_budget_text(self.budget)}: the plan blue; right, green: the plan is better, red: worse {how}",
-                 fontsize=10)
+    better = 'right' if self.higher_is_better else 'left'
+    bx.set_xlabel(f"method - plan ({better} of 0: the method is better)", fontsize=fontsize)
+    level = f"{self.confidence['level']:.0%} " if self.confidence else ''
+    bx.set_title(f"{level}intervals; verdict beside each bar" if _errors(b) is not None
+                 else "one number per method: no interval", fontsize=fontsize)
+    for y, words in enumerate(_verdict_words(b)):          # outside the axes, right: never over a bar
+        bx.annotate(words, (1.02, y), xycoords=('axes fraction', 'data'), va='center', fontsize=fontsize)
+    for a in (ax, bx): a.tick_params(labelsize=fontsize)
     fig.tight_layout()
     return ax, bx
 
