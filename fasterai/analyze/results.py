@@ -129,7 +129,7 @@ class SensitivityResult(_Layers):
 
     def __repr__(self):
         return (f"SensitivityResult({self.compression_type} at {self.kind.format_level(self.compression_level)}, "
-                f"{len(self.layers)} layers, baseline {self.metric_name}={self.baseline_metric:.6g}"
+                f"{len(self.layers)} layers, baseline {self.metric_name}={self.baseline_metric:.4g}"
                 f"{'' if not self.other_metrics else f' (+ {list(self.other_metrics)})'}"
                 f"{'' if self.method == 'measured' else f', estimated by {self.method}'})")
 
@@ -305,7 +305,7 @@ class SweepResult(_Layers):
         lv = ', '.join(self.kind.format_level(l) for l in self.levels)
         head = f"SweepResult({self.compression_type} at [{lv}], {len(self.layers)} layers,"
         others = '' if not self.other_metrics else f' (+ {list(self.other_metrics)})'
-        tail = f"baseline {self.metric_name}={self.baseline_metric:.6g}{others})"
+        tail = f"baseline {self.metric_name}={self.baseline_metric:.4g}{others})"
         # two lines when one is wider than the docs' column
         return f"{head} {tail}" if len(head) + len(tail) < REPORT_WIDTH else f"{head}\n  {tail}"
 
