@@ -102,6 +102,13 @@ def _cell(s: str) -> str:
 
 def _code(s: str) -> str: return f'`{_cell(s)}`' if s else ''
 
+_FLAG = re.compile(r'(?<![\w-])(--[a-z][\w-]*)')
+def _flags(s: str) -> str:
+    """Command-line flags (`--budget`) of a docment set as code outside code spans: plain, the site's smart punctuation
+    turns `--` into an en dash (`–budget`), which a shell refuses."""
+    parts = str(s).split('`')
+    return '`'.join(_FLAG.sub(r'`\1`', p) if i % 2 == 0 else p for i, p in enumerate(parts))
+
 def _script_param(sym, anno: str):
     "A fastcore `Param(help, type, ...)` annotation (a command-line option) as (type name, help), else None."
     if not anno.startswith('Param('): return None
@@ -169,11 +176,11 @@ def param_table(sym, sig: inspect.Signature, skip_self: bool) -> str:
         nm = ('\\*' if p.kind == p.VAR_POSITIONAL else '\\*\\*' if p.kind == p.VAR_KEYWORD else '') + p.name
         anno, doc = _anno_str(p.annotation), docs.get(p.name) or ''
         if (sp := _script_param(sym, anno)): anno, doc = sp[0], doc or sp[1]
-        rows.append(f"| {nm} | {_code(anno)} | {_code(defaults[p.name])} | {_cell(doc)} |")
+        rows.append(f"| {nm} | {_code(anno)} | {_code(defaults[p.name])} | {_cell(_flags(doc))} |")
     if not rows: return ''
     ret, rdoc = _anno_str(sig.return_annotation), docs.get('return')
     # a Returns row only when the return is described: its type alone is in the signature (`-> X`) already
-    if rdoc: rows.append(f"| **Returns** | {_code(ret)} |  | {_cell(rdoc)} |")
+    if rdoc: rows.append(f"| **Returns** | {_code(ret)} |  | {_cell(_flags(rdoc))} |")
     return '|  | **Type** | **Default** | **Details** |\n|---|---|---|---|\n' + '\n'.join(rows)
 
 def _qualname(sym, unwrapped) -> str:

@@ -39,6 +39,9 @@ API entries (the `show_doc` entries of a page; public = a name that neither star
 - class-as-def:    a class or dataclass whose API signature starts with `def`;
 - raw-link:        a markdown link `[text](url)` shown raw inside an API signature, or in a page's text (nbdev links
                   backticked names inside a link's own text; the builder repairs those);
+- dash-flag:       a command-line flag whose `--` the site's smart punctuation turned into a dash: an en or em dash
+                   right after a space, a bracket or a quote and right before an option's name (`with –budget`),
+                   outside code; a shell refuses it. A dash between words (`a — b`, `2–3`) does not count;
 - no-param-table:  an API entry whose signature has parameters but no parameter table under it;
 - empty-details:   a row of a public entry's parameter table (Type | Default | Details) with no Details;
 - returns-param:   a Returns row whose Details is a parameter's text: the `# comment` of a parameter (read from
@@ -78,7 +81,7 @@ ENFORCED = {'progress-bar', 'warning', 'builder-path', 'class-as-def', 'raw-link
             'factory', 'dead-anchor', 'no-source', 'returns-param', 'site-chrome', 'wide-signature',
             'empty-details', 'test-ratio', 'tutorial-tests', 'tutorial-figure', 'wide-output',
             'wide-code', 'bad-source', 'dangling-caption', 'makers-words', 'wide-table', 'late-example', 'small-figure',
-            'missing-figure'}
+            'missing-figure', 'dash-flag'}
 # TEMPORARY, per page: pages that still break an enforced rule, reported there and enforced everywhere else (a page
 # not listed fails the build). Each entry is a page its owner fixes after the merge; then it leaves the list, and an
 # empty list leaves only the rule. `--enforce-all` ignores the list.
@@ -86,7 +89,7 @@ PENDING_PAGE_FIXES: dict = {
     # empty: every page passes every enforced rule (2026-12-02)
 }
 RULES = ['progress-bar', 'warning', 'builder-path', 'factory', 'wide-output', 'wide-signature', 'wide-code',
-         'wide-table', 'small-figure', 'missing-figure', 'class-as-def', 'raw-link', 'no-param-table', 'empty-details', 'returns-param',
+         'wide-table', 'small-figure', 'missing-figure', 'class-as-def', 'raw-link', 'dash-flag', 'no-param-table', 'empty-details', 'returns-param',
          'no-source', 'bad-source', 'dead-anchor', 'test-first', 'test-ratio', 'late-example', 'tutorial-tests',
          'tutorial-figure', 'dangling-caption', 'makers-words', 'site-chrome']
 PER_PAGE = {'test-ratio', 'tutorial-figure', 'late-example'}       # rules counted once a page (the summary says `pages`)
@@ -319,6 +322,10 @@ def bad_sources(h: str, repo: Path = root) -> list:
     return out
 
 # ---------------------------------------------------------------- prose: captions, makers' words
+# `--flag` set as text: smart punctuation makes it `–flag` (en dash). Only a dash that starts a word (after a space,
+# a bracket, a quote, `=`, `/`) and is followed by an option's name: `word — word` and `2–3` do not match.
+_DASH_FLAG = re.compile(r'(?:^|(?<=[\s(\[{,;:/"\'“‘=]))[–—][a-z][a-z0-9]*(?:[-_][a-z0-9]+)*')
+
 def prose_html(main: str) -> str:
     """The page's own text and its API entries' docstrings and tables: code blocks and the outputs of code cells
     (printed text, DataFrames, figures) removed, show_doc's markdown output kept."""
@@ -544,6 +551,7 @@ def check_page(page: Path, site: Site, classes: set, mods: set, private: set = f
     prose = re.sub(r'<(pre|code)\b.*?</\1>', '', main, flags=re.S | re.I)   # a markdown link shown raw in the text (not in code)
     for line in text_lines(prose):
         if (m := _RAW_MD_LINK.search(line)): fails['raw-link'].append(f'in the text: {m.group(0)[:100]}')
+        fails['dash-flag'] += [f'"{m.group(0)}" in: {line.strip()[:100]}' for m in _DASH_FLAG.finditer(line)]
     for m in _OUT_PRE.finditer(main):
         for line in _strip(m.group(1)).split('\n'):
             if len(line.rstrip()) > COLUMN: fails['wide-output'].append(f'{len(line.rstrip())} chars: {line.strip()[:90]}')

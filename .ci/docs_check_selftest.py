@@ -88,6 +88,9 @@ PLANTS = [
     ('missing-figure', "a code cell ending in `res.plot();` saved without its output (no figure under it)",
      _before_section('<div id="cell-98" class="cell"><div class="sourceCode cell-code"><pre class="sourceCode python '
                      'cell-code"><code>res.plot();</code></pre></div></div>')),
+    ('dash-flag', "a parameter table's Details with `--budget` made an en dash by smart punctuation (`with –budget: ...`)",
+     lambda h: h.replace('<td>training progress, 0 to 1</td>', '<td>with –budget and –target RUNTIME: the plan</td>')
+     if '<td>training progress, 0 to 1</td>' in h else _before_section('<p>With –budget: a plan within it.</p>')(h)),
     ('late-example', "six long paragraphs between the title and the first example",
      _after_header(('<p>' + 'Why this exists, at length. ' * 20 + '</p>\n') * 6)),
 ]
