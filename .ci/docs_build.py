@@ -107,7 +107,8 @@ def _flags(s: str) -> str:
     """Command-line flags (`--budget`) of a docment set as code outside code spans: plain, the site's smart punctuation
     turns `--` into an en dash (`–budget`), which a shell refuses."""
     parts = str(s).split('`')
-    return '`'.join(_FLAG.sub(r'`\1`', p) if i % 2 == 0 else p for i, p in enumerate(parts))
+    # kept on one line: a narrow Details column would otherwise break `--model` after its first hyphen
+    return '`'.join(_FLAG.sub(r'`\1`{style="white-space:nowrap"}', p) if i % 2 == 0 else p for i, p in enumerate(parts))
 
 def _script_param(sym, anno: str):
     "A fastcore `Param(help, type, ...)` annotation (a command-line option) as (type name, help), else None."
