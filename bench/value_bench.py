@@ -365,18 +365,21 @@ def callback_trainer(epochs:int, seed:int, lr:float=3e-3, callback=None):
     return train
 
 
-def workflow_targets(model, sweep, pct:float) -> dict:
+def workflow_targets(model, sweep, pct:float, calibration_data) -> dict:
     """What the sparsify tutorial teaches: the sweep's curves within a band around a density prior (`prior='auto'`:
-    ERK's, or global magnitude's where the curves predict it does at most half of ERK's damage; default band)."""
+    ERK's, or global magnitude's where the curves predict it does at most half of ERK's damage; default band),
+    checked on the calibration data against the prior's own levels (`calibration_data=`)."""
     from fasterai.analyze.targets import auto_prior
     pick, pred, _ = auto_prior(sweep, model, pct)
     print(f"  prior='auto' at {pct}%: {pick} (predicted damage: ERK's band {pred['erk']:.4f}, magnitude's band "
           f"{pred['magnitude']:.4f})", flush=True)
-    return sweep.to_layer_targets(model, pct, prior='auto')
+    print('  ', end='')
+    return sweep.to_layer_targets(model, pct, prior='auto', calibration_data=calibration_data)
 
 
 # other workflows measured next to the taught one: name -> `to_layer_targets` keywords
-CANDIDATES = {"workflow, prior='erk'": dict(prior='erk'), "workflow, prior='magnitude'": dict(prior='magnitude')}
+CANDIDATES = {"workflow, unchecked": dict(prior='auto'), "workflow, prior='erk'": dict(prior='erk'),
+              "workflow, prior='magnitude'": dict(prior='magnitude')}
 
 
 def candidate_targets(model, sweep, pct:float) -> dict:
@@ -448,7 +451,7 @@ def trained_rows(a, results:Results, row:str):
                 plan = plan_compression(sweep, {'params': 100 - pct}, sample=sample, scope='units')
                 c = rules_at(model, plan)
                 t1 = time.perf_counter()
-                targets = {WORKFLOW: workflow_targets(model, sweep, pct), **candidate_targets(model, sweep, pct),
+                targets = {WORKFLOW: workflow_targets(model, sweep, pct, cal), **candidate_targets(model, sweep, pct),
                            **{(PLAN_TASK if m == 'plan' else m): t['sparsity'] for m, t in c.targets.items()
                               if 'sparsity' in t}}
                 key = dict(row=row, model=arch, budget=f"{pct}% sparse", seed=seed,
@@ -573,7 +576,7 @@ def lm_trained_rows(a, results:Results, row:str):
             plan = plan_compression(sweep, {'params': 100 - pct}, sample=sample, scope='units')
             c = compare(model, plan, LM_RULES, data=data.test, metric=lm_nll_per_sample, higher_is_better=False,
                         calibration_data=batches, dense=False)
-            targets = {WORKFLOW: workflow_targets(model, sweep, pct), **candidate_targets(model, sweep, pct),
+            targets = {WORKFLOW: workflow_targets(model, sweep, pct, data.valid), **candidate_targets(model, sweep, pct),
                        **{m: t['sparsity'] for m, t in c.targets.items() if m != 'plan' and 'sparsity' in t}}
             t1 = time.perf_counter()
             trained_once(results, key, targets, train, lm_trained_record, model, data.test, only=a.only)

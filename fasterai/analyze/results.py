@@ -9,7 +9,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 from ..core.units import check_flag, fraction_warnings
-from .targets import check_bounds, result_targets, sweep_targets
+from ..core.inputs import check_calibration_data
+from .targets import PRIORS, check_bounds, checked_targets, result_targets, sweep_targets
 from .compressions import PERCENT
 from .confidence import within_noise
 from .records import Timing, damage, level_str, _Record, _Layers, _method, _interval
@@ -479,12 +480,27 @@ def _sweep_to_layer_targets(self:SweepResult,
                             # with a prior: each layer's density within [sparser, 1 / denser] x the prior's (a pair),
                             # or [band, 1 / band]; the default: at most 1/4 sparser, up to twice as dense
                             band:float|tuple=(.75, .5),
+                            # with a prior: batches on which the targets are checked against the prior's own levels
+                            # (KL of the outputs from the dense model's); the closer of the two is returned
+                            calibration_data=None,
+                            verbose:bool=True,     # with calibration_data: print which the check kept
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
         check_flag('extrapolate', extrapolate)
+        check_flag('verbose', verbose)
         s = _for_targets(self, metric, target_pct, min_pct, max_pct)
-        return sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, prior, band)
+        if calibration_data is not None:
+            if prior is None:
+                raise ValueError("calibration_data= checks the targets against a prior's own levels: pass prior= "
+                                 f"(one of {[p for p in PRIORS if p]})")
+            check_calibration_data('calibration_data', calibration_data)
+        t = sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, prior, band)
+        if calibration_data is None: return t
+        t, line = checked_targets(s, model, t, prior, target_pct, min_pct, max_pct, budget, extrapolate,
+                                  calibration_data, band)
+        if verbose: print(line)
+        return t
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
 @_method(SweepResult, 'summary')

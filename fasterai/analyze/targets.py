@@ -4,7 +4,7 @@
 
 # %% ../../nbs/analyze/targets.ipynb #9a3a3804
 from __future__ import annotations
-import math
+import copy, math
 import numpy as np
 import torch
 from ..core.units import check_percent
@@ -15,7 +15,7 @@ from ..core.offload import stored_value, weight_slot
 # %% auto #0
 __all__ = ['PRIORS', 'AUTO_RATIO', 'check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets',
            'erk_levels', 'magnitude_levels', 'prior_bounds', 'allocation_units', 'layer_params', 'result_targets',
-           'sweep_targets', 'auto_prior', 'predicted_damage']
+           'sweep_targets', 'auto_prior', 'predicted_damage', 'prior_check', 'checked_targets']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
 def check_bounds(target_pct,  # the weighted mean of the targets, in percent
@@ -303,9 +303,7 @@ def sweep_targets(s,                 # a `SweepResult`, reading the metric whose
     units, curves, w = _sweep_curves(s, model, budget)
     lower = upper = None
     if prior is not None:
-        shapes, pw = _unit_shapes(s, units, model, prior), [sum(layer_params(model, u)) for u in units]
-        levels = (erk_levels(shapes, pw, target_pct, max_pct) if prior == 'erk' else
-                  magnitude_levels(_unit_tensors(units, model), target_pct, max_pct))
+        levels = _prior_levels(s, units, model, prior, target_pct, max_pct)
         lower, upper = prior_bounds(levels, band, min_pct, max_pct)
         if ends: lower[[0, -1]] = np.minimum(np.clip(levels[[0, -1]], min_pct, max_pct), upper[[0, -1]])
     t = curve_targets(curves, w, target_pct, min_pct, max_pct, extrapolate=extrapolate, lower=lower, upper=upper)
@@ -339,6 +337,14 @@ def predicted_damage(curves,  # per unit, `(levels, damage)` measured
     "The damage the curves predict for units at `levels`: the sum of each unit's `damage_curve`, gains counted as 0."
     return float(sum(max(float(damage_curve(*c)(x)), 0.) for c, x in zip(curves, levels)))
 
+def _prior_levels(s, units:list, model, prior:str, target_pct:float, max_pct:float) -> np.ndarray:
+    "Each unit's level under `prior` ('erk' or 'magnitude') alone, with the weighted mean `target_pct`."
+    if prior == 'erk':
+        return erk_levels(_unit_shapes(s, units, model, prior), [sum(layer_params(model, u)) for u in units],
+                          target_pct, max_pct)
+    _unit_shapes(s, units, model, prior)                      # the same checks: weights, not channels; the model
+    return magnitude_levels(_unit_tensors(units, model), target_pct, max_pct)
+
 def _sweep_curves(s, model, budget:str) -> tuple[list, list, list]:
     "`(units, curves, weights)` of a sweep's measured layers: each unit's `(levels, damage)` and its weight."
     d = s.deltas
@@ -366,3 +372,45 @@ def _unit_shapes(s, units:list, model, prior:str) -> list:
     layer_params(model, [l for u in units for l in u])                  # every layer a weighted layer of the model
     mods = {**dict(model.named_modules()), **candidate_units(model, embeddings=True)}
     return [tuple(mods[u[0].name].weight.shape) for u in units]
+
+# %% ../../nbs/analyze/targets.ipynb #ba4c29bf
+def prior_check(model,              # the dense model (left as it is: each candidate is applied to a copy)
+                candidates:dict,    # name -> per-layer sparsity targets, in percent
+                data,               # batches (x, y) or inputs: the outputs are compared with the dense model's
+               ) -> tuple[str, dict]:
+    """`(name, kl)`: each candidate's targets applied to a copy of `model` (magnitude per layer, as `SparsifyCallback`
+    ends), the mean KL of its outputs on `data` from the dense model's; `name` has the least (the first on a tie)."""
+    from fasterai.analyze.damage import kl_eval_fn
+    from fasterai.core.offload import is_offloaded
+    from fasterai.sparse.sparsifier import Sparsifier
+    if is_offloaded(model):
+        raise ValueError("calibration_data= checks the targets on a copy of the model; an offloaded model is not "
+                         "copied: leave calibration_data out")
+    kl_of, kl = kl_eval_fn(model, data), {}
+    for name, t in candidates.items():
+        m = copy.deepcopy(model)
+        sp = Sparsifier(m, 'weight', 'local', layers=list(t))
+        try: sp.sparsify_model(t)
+        finally: sp.remove()
+        kl[name] = kl_of(m)
+        del m
+    return min(kl, key=kl.get), kl
+
+def checked_targets(s,                 # a `SweepResult` of sparsity
+                    model,             # the dense model
+                    targets:dict,      # the targets the curves gave within `prior`'s band
+                    prior:str,         # 'erk', 'magnitude' or 'auto' (`auto_prior`'s pick)
+                    target_pct:float, min_pct:float, max_pct:float, budget:str, extrapolate:bool,
+                    data,              # the calibration batches
+                    band:float|tuple=(.75, .5),  # the band the targets were made with (for 'auto')
+                   ) -> tuple[dict, str]:
+    "`(targets, line)`: `targets`, or the prior's own levels where `prior_check` finds them closer; `line` says which."
+    if prior == 'auto': prior = auto_prior(s, model, target_pct, min_pct, max_pct, budget, extrapolate, band)[0]
+    units, _, _ = _sweep_curves(s, model, budget)
+    levels = np.clip(_prior_levels(s, units, model, prior, target_pct, max_pct), min_pct, max_pct)
+    own = {c.name: float(l) for u, l in zip(units, levels) for c in u}
+    name = {'erk': "ERK's levels", 'magnitude': "global magnitude's levels"}[prior]
+    pick, kl = prior_check(model, {'targets': targets, name: own}, data)
+    line = (f"checked on calibration_data (KL from the dense outputs): the targets {kl['targets']:.4g}, {name} "
+            f"{kl[name]:.4g}: {'the targets' if pick == 'targets' else name} kept")
+    return (targets if pick == 'targets' else own), line
