@@ -191,13 +191,14 @@ def _result_noise(r, ms:list) -> list[str]:
 
 def result_report(r,           # a `SensitivityResult`, reading the metric to report
                   top:int=5,   # how many of the most sensitive and of the most robust layers
+                  timing:bool=True,  # end with the line of eval_fn calls and seconds
                  ) -> str:
     "The text `SensitivityResult.summary` prints: ranking, intervals, unmeasured layers, notes, timing."
     ms = [l for l in r.layers if l.measured]
     lines = _result_head(r, ms) + _ranking_lines(r, ms, top) + _result_noise(r, ms)
     um = [l for l in r.layers if not l.measured]
     if um: lines += ['', f"Not measured ({len(um)}):"] + [f"  {l.name}: {l.reason or 'no measurement'}" for l in um]
-    return '\n'.join(lines + _note_lines(r.layers) + _timing_lines(r))
+    return '\n'.join(lines + _note_lines(r.layers) + (_timing_lines(r) if timing else []))
 
 # %% ../../nbs/analyze/report.ipynb #a807649b
 def _sweep_head(s, d) -> list[str]:
@@ -243,10 +244,11 @@ def _sweep_tail(s, d) -> list[str]:
     return lines
 
 def sweep_report(s,  # a `SweepResult`, reading the metric to report
+                 timing:bool=True,  # end with the line of eval_fn calls and seconds
                 ) -> str:
     "The text `SweepResult.summary` prints: damage per layer and level, noise, early stops, unmeasured layers, timing."
     d = s.deltas
     lo, hi = s.intervals()
     noisy = (lo <= 0) & (hi >= 0)
     lines = _sweep_head(s, d) + _sweep_table(s, d, noisy) + _sweep_noise(s, d, lo, hi) + _sweep_tail(s, d)
-    return '\n'.join(lines + _note_lines(s.layers) + _timing_lines(s))
+    return '\n'.join(lines + _note_lines(s.layers) + (_timing_lines(s) if timing else []))

@@ -145,9 +145,11 @@ def _other_cols(name:str, value:float, info:dict, lo=None, hi=None) -> dict:
 @_method(SensitivityResult, 'summary')
 def _summary(self:SensitivityResult,
              top:int=5,                # how many of the most sensitive and of the most robust layers
-             metric:str|None=None):    # report this metric (None: `metric_name`)
+             metric:str|None=None,     # report this metric (None: `metric_name`)
+             timing:bool=True):        # end with the timing line (eval_fn calls, seconds, the suffix cache)
     "Print a text report: the most sensitive and most robust layers, their intervals, unmeasured layers, timing."
-    print(result_report(self._pick(metric), top))
+    check_flag('timing', timing)
+    print(result_report(self._pick(metric), top, timing))
 
 # %% ../../nbs/analyze/results.ipynb #2e46690f
 @_method(SensitivityResult, 'plot')
@@ -505,6 +507,8 @@ def _sweep_to_layer_targets(self:SweepResult,
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
 @_method(SweepResult, 'summary')
 def _sweep_summary(self:SweepResult,
-                   metric:str|None=None):   # report this metric (None: `metric_name`)
+                   metric:str|None=None,    # report this metric (None: `metric_name`)
+                   timing:bool=True):       # end with the timing line (eval_fn calls, seconds, the suffix cache)
     "Print a text report of the whole sweep: damage per layer and level, noise, early stops, unmeasured layers, timing."
-    print(sweep_report(self._pick(metric)))
+    check_flag('timing', timing)
+    print(sweep_report(self._pick(metric), timing))
