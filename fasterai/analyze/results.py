@@ -9,8 +9,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 from ..core.units import check_flag, fraction_warnings
-from ..core.inputs import check_calibration_data
-from .targets import PRIORS, check_bounds, checked_targets, result_targets, sweep_targets
+from .targets import PRIORS, check_bounds, check_data_for_check, checked_targets, result_targets, sweep_targets
 from .compressions import PERCENT
 from .confidence import within_noise
 from .records import Timing, damage, level_str, _Record, _Layers, _method, _interval
@@ -496,7 +495,10 @@ def _sweep_to_layer_targets(self:SweepResult,
             if prior is None:
                 raise ValueError("calibration_data= checks the targets against a prior's own levels: pass prior= "
                                  f"(one of {[p for p in PRIORS if p]})")
-            check_calibration_data('calibration_data', calibration_data)
+            if budget != 'params':
+                raise ValueError(f"calibration_data= compares the targets with a prior's levels weighted by "
+                                 f"parameters; budget={budget!r} is not allowed with it: use budget='params'")
+            check_data_for_check(model, calibration_data)
         t = sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, prior, band)
         if calibration_data is None: return t
         t, line = checked_targets(s, model, t, prior, target_pct, min_pct, max_pct, budget, extrapolate,

@@ -15,7 +15,7 @@ from ..core.offload import stored_value, weight_slot
 # %% auto #0
 __all__ = ['PRIORS', 'AUTO_RATIO', 'check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets',
            'erk_levels', 'magnitude_levels', 'prior_bounds', 'allocation_units', 'layer_params', 'result_targets',
-           'sweep_targets', 'auto_prior', 'predicted_damage', 'prior_check', 'checked_targets']
+           'sweep_targets', 'auto_prior', 'predicted_damage', 'check_data_for_check', 'prior_check', 'checked_targets']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
 def check_bounds(target_pct,  # the weighted mean of the targets, in percent
@@ -374,18 +374,32 @@ def _unit_shapes(s, units:list, model, prior:str) -> list:
     return [tuple(mods[u[0].name].weight.shape) for u in units]
 
 # %% ../../nbs/analyze/targets.ipynb #ba4c29bf
-def prior_check(model,              # the dense model (left as it is: each candidate is applied to a copy)
-                candidates:dict,    # name -> per-layer sparsity targets, in percent
-                data,               # batches (x, y) or inputs: the outputs are compared with the dense model's
-               ) -> tuple[str, dict]:
-    """`(name, kl)`: each candidate's targets applied to a copy of `model` (magnitude per layer, as `SparsifyCallback`
-    ends), the mean KL of its outputs on `data` from the dense model's; `name` has the least (the first on a tie)."""
-    from fasterai.analyze.damage import kl_eval_fn
+def check_data_for_check(model,  # the model the targets are for
+                         data,   # what was passed as `calibration_data`
+                        ) -> list:
+    "The batches `(x, y)` of `calibration_data=` (y is not read), checked before any work; an offloaded model refused."
+    from fasterai.analyze.batches import eval_batches, split_batch
     from fasterai.core.offload import is_offloaded
-    from fasterai.sparse.sparsifier import Sparsifier
     if is_offloaded(model):
         raise ValueError("calibration_data= checks the targets on a copy of the model; an offloaded model is not "
                          "copied: leave calibration_data out")
+    try:
+        batches = eval_batches(data)
+        if isinstance(batches, (list, tuple)):
+            for b in batches: split_batch(b)
+    except (TypeError, ValueError) as e: raise type(e)(f"calibration_data: {e}") from None
+    return batches
+
+def prior_check(model,              # the dense model (left as it is: each candidate is applied to a copy)
+                candidates:dict,    # name -> per-layer sparsity targets, in percent
+                data,               # batches (x, y): the outputs are compared with the dense model's (y is not read)
+               ) -> tuple[str, dict]:
+    """`(name, kl)`: each candidate's targets applied to a copy of `model` (magnitude per layer, as `SparsifyCallback`
+    ends), the mean KL of its outputs on `data` from the dense model's; `name` has the least (the first on a tie; a
+    NaN KL never wins)."""
+    from fasterai.analyze.damage import kl_eval_fn
+    from fasterai.sparse.sparsifier import Sparsifier
+    data = check_data_for_check(model, data)
     kl_of, kl = kl_eval_fn(model, data), {}
     for name, t in candidates.items():
         m = copy.deepcopy(model)
@@ -394,23 +408,30 @@ def prior_check(model,              # the dense model (left as it is: each candi
         finally: sp.remove()
         kl[name] = kl_of(m)
         del m
-    return min(kl, key=kl.get), kl
+    return min(kl, key=lambda k: math.inf if math.isnan(kl[k]) else kl[k]), kl
 
 def checked_targets(s,                 # a `SweepResult` of sparsity
                     model,             # the dense model
                     targets:dict,      # the targets the curves gave within `prior`'s band
                     prior:str,         # 'erk', 'magnitude' or 'auto' (`auto_prior`'s pick)
-                    target_pct:float, min_pct:float, max_pct:float, budget:str, extrapolate:bool,
+                    target_pct:float,  # the weighted mean of the targets, in percent
+                    min_pct:float,     # the least a layer gets
+                    max_pct:float,     # the most a layer gets
+                    budget:str,        # the targets' weights: 'params' or 'flops' (the MACs the sweep recorded)
+                    extrapolate:bool,  # whether the targets could go beyond a layer's highest measured level
                     data,              # the calibration batches
                     band:float|tuple=(.75, .5),  # the band the targets were made with (for 'auto')
                    ) -> tuple[dict, str]:
-    "`(targets, line)`: `targets`, or the prior's own levels where `prior_check` finds them closer; `line` says which."
+    """`(targets, line)`: `targets`, or the prior's own levels (ERK's or global magnitude's, weighted by parameters,
+    within the bounds) where `prior_check` finds them closer; `line` says which, and their mean if not `target_pct`."""
     if prior == 'auto': prior = auto_prior(s, model, target_pct, min_pct, max_pct, budget, extrapolate, band)[0]
-    units, _, _ = _sweep_curves(s, model, budget)
+    units, _, _ = _sweep_curves(s, model, 'params')
     levels = np.clip(_prior_levels(s, units, model, prior, target_pct, max_pct), min_pct, max_pct)
     own = {c.name: float(l) for u, l in zip(units, levels) for c in u}
     name = {'erk': "ERK's levels", 'magnitude': "global magnitude's levels"}[prior]
     pick, kl = prior_check(model, {'targets': targets, name: own}, data)
-    line = (f"checked on calibration_data (KL from the dense outputs): the targets {kl['targets']:.4g}, {name} "
+    mean = weighted_mean(levels, [sum(layer_params(model, u)) for u in units])
+    at = '' if abs(mean - target_pct) < .05 else f" (their mean {mean:.2f}%: bounds or ties move it)"
+    line = (f"checked on calibration_data (KL from the dense outputs): the targets {kl['targets']:.4g}, {name}{at} "
             f"{kl[name]:.4g}: {'the targets' if pick == 'targets' else name} kept")
     return (targets if pick == 'targets' else own), line
