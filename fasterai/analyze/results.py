@@ -4,7 +4,7 @@
 
 # %% ../../nbs/analyze/results.ipynb #82ff6fd5
 from __future__ import annotations
-import copy, math
+import copy, math, textwrap
 from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
@@ -503,7 +503,7 @@ def _sweep_to_layer_targets(self:SweepResult,
         if calibration_data is None: return t
         t, line = checked_targets(s, model, t, prior, target_pct, min_pct, max_pct, budget, extrapolate,
                                   calibration_data, band)
-        if verbose: print(line)
+        if verbose: print(textwrap.fill(line, REPORT_WIDTH, subsequent_indent='  ', break_on_hyphens=False))
         return t
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
