@@ -8,6 +8,7 @@ import math, textwrap
 import numpy as np
 import pandas as pd
 from ..core.counter import uncounted_lines
+from ..core.units import check_flag
 from .confidence import samples_to_separate
 
 # %% auto #0
@@ -194,6 +195,7 @@ def result_report(r,           # a `SensitivityResult`, reading the metric to re
                   timing:bool=True,  # end with the line of eval_fn calls and seconds
                  ) -> str:
     "The text `SensitivityResult.summary` prints: ranking, intervals, unmeasured layers, notes, timing."
+    check_flag('timing', timing)
     ms = [l for l in r.layers if l.measured]
     lines = _result_head(r, ms) + _ranking_lines(r, ms, top) + _result_noise(r, ms)
     um = [l for l in r.layers if not l.measured]
@@ -247,6 +249,7 @@ def sweep_report(s,  # a `SweepResult`, reading the metric to report
                  timing:bool=True,  # end with the line of eval_fn calls and seconds
                 ) -> str:
     "The text `SweepResult.summary` prints: damage per layer and level, noise, early stops, unmeasured layers, timing."
+    check_flag('timing', timing)
     d = s.deltas
     lo, hi = s.intervals()
     noisy = (lo <= 0) & (hi >= 0)

@@ -4,12 +4,12 @@
 
 # %% ../../nbs/analyze/results.ipynb #82ff6fd5
 from __future__ import annotations
-import copy, math, textwrap
+import copy, math
 from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 from ..core.units import check_flag, fraction_warnings
-from .targets import PRIORS, check_bounds, check_data_for_check, checked_targets, result_targets, sweep_targets
+from .targets import check_bounds, layer_targets, result_targets
 from .compressions import PERCENT
 from .confidence import within_noise
 from .records import Timing, damage, level_str, _Record, _Layers, _method, _interval
@@ -147,7 +147,6 @@ def _summary(self:SensitivityResult,
              metric:str|None=None,     # report this metric (None: `metric_name`)
              timing:bool=True):        # end with the timing line (eval_fn calls, seconds, the suffix cache)
     "Print a text report: the most sensitive and most robust layers, their intervals, unmeasured layers, timing."
-    check_flag('timing', timing)
     print(result_report(self._pick(metric), top, timing))
 
 # %% ../../nbs/analyze/results.ipynb #2e46690f
@@ -481,30 +480,15 @@ def _sweep_to_layer_targets(self:SweepResult,
                             # with a prior: each layer's density within [sparser, 1 / denser] x the prior's (a pair),
                             # or [band, 1 / band]; the default: at most 1/4 sparser, up to twice as dense
                             band:float|tuple=(.75, .5),
-                            # with a prior: batches on which the targets are checked against the prior's own levels
-                            # (KL of the outputs from the dense model's); the closer of the two is returned
-                            calibration_data=None,
+                            calibration_data=None, # with a prior: batches to check the targets on (`checked_targets`)
                             verbose:bool=True,     # with calibration_data: print which the check kept
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
-        check_flag('extrapolate', extrapolate)
-        check_flag('verbose', verbose)
         s = _for_targets(self, metric, target_pct, min_pct, max_pct)
-        if calibration_data is not None:
-            if prior is None:
-                raise ValueError("calibration_data= checks the targets against a prior's own levels: pass prior= "
-                                 f"(one of {[p for p in PRIORS if p]})")
-            if budget != 'params':
-                raise ValueError(f"calibration_data= compares the targets with a prior's levels weighted by "
-                                 f"parameters; budget={budget!r} is not allowed with it: use budget='params'")
-            check_data_for_check(model, calibration_data)
-        t = sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, prior, band)
-        if calibration_data is None: return t
-        t, line = checked_targets(s, model, t, prior, target_pct, min_pct, max_pct, budget, extrapolate,
-                                  calibration_data, band)
-        if verbose: print(textwrap.fill(line, REPORT_WIDTH, subsequent_indent='  ', break_on_hyphens=False))
-        return t
+        return layer_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, prior, band, calibration_data,
+                             verbose, REPORT_WIDTH)
+
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
 @_method(SweepResult, 'summary')
@@ -512,5 +496,4 @@ def _sweep_summary(self:SweepResult,
                    metric:str|None=None,    # report this metric (None: `metric_name`)
                    timing:bool=True):       # end with the timing line (eval_fn calls, seconds, the suffix cache)
     "Print a text report of the whole sweep: damage per layer and level, noise, early stops, unmeasured layers, timing."
-    check_flag('timing', timing)
     print(sweep_report(self._pick(metric), timing))

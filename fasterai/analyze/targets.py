@@ -4,10 +4,10 @@
 
 # %% ../../nbs/analyze/targets.ipynb #9a3a3804
 from __future__ import annotations
-import copy, math
+import copy, math, textwrap
 import numpy as np
 import torch
-from ..core.units import check_percent
+from ..core.units import check_flag, check_percent
 from ..core.knapsack import hull_path
 from ..core.select import candidate_units
 from ..core.offload import stored_value, weight_slot
@@ -15,7 +15,8 @@ from ..core.offload import stored_value, weight_slot
 # %% auto #0
 __all__ = ['PRIORS', 'AUTO_RATIO', 'check_bounds', 'weighted_mean', 'scaled_targets', 'damage_curve', 'curve_targets',
            'erk_levels', 'magnitude_levels', 'prior_bounds', 'allocation_units', 'layer_params', 'result_targets',
-           'sweep_targets', 'auto_prior', 'predicted_damage', 'check_data_for_check', 'prior_check', 'checked_targets']
+           'sweep_targets', 'auto_prior', 'predicted_damage', 'check_data_for_check', 'prior_check', 'checked_targets',
+           'layer_targets']
 
 # %% ../../nbs/analyze/targets.ipynb #a8a8b2bc
 def check_bounds(target_pct,  # the weighted mean of the targets, in percent
@@ -435,3 +436,34 @@ def checked_targets(s,                 # a `SweepResult` of sparsity
     line = (f"checked on calibration_data (KL from the dense outputs): the targets {kl['targets']:.4g}, {name}{at} "
             f"{kl[name]:.4g}: {'the targets' if pick == 'targets' else name} kept")
     return (targets if pick == 'targets' else own), line
+
+def layer_targets(s,                 # a `SweepResult`, reading the metric whose curves allocate
+                  model,             # the model (parameter counts, shapes; the check's copies)
+                  target_pct:float,  # the weighted mean of the targets, in percent
+                  min_pct:float,     # the least a layer gets
+                  max_pct:float,     # the most a layer gets
+                  budget:str,        # weigh the layers by 'params' or by 'flops'
+                  extrapolate:bool,  # allow levels beyond a layer's highest measured one
+                  prior:str|None,    # None, 'erk', 'magnitude' or 'auto', as `sweep_targets`
+                  band,              # the band around the prior, as `sweep_targets`
+                  calibration_data,  # None, or batches to check the targets on against the prior's own levels
+                  verbose:bool,      # with calibration_data: print the line saying which was kept
+                  width:int=83,      # the printed line's width
+                 ) -> dict[str, float]:
+    "What `SweepResult.to_layer_targets` returns for sweep `s` (arguments checked before any work)."
+    check_flag('extrapolate', extrapolate)
+    check_flag('verbose', verbose)
+    if calibration_data is not None:
+        if prior is None:
+            raise ValueError("calibration_data= checks the targets against a prior's own levels: pass prior= "
+                             f"(one of {[p for p in PRIORS if p]})")
+        if budget != 'params':
+            raise ValueError(f"calibration_data= compares the targets with a prior's levels weighted by parameters; "
+                             f"budget={budget!r} is not allowed with it: use budget='params'")
+        check_data_for_check(model, calibration_data)
+    t = sweep_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, prior, band)
+    if calibration_data is None: return t
+    t, line = checked_targets(s, model, t, prior, target_pct, min_pct, max_pct, budget, extrapolate, calibration_data,
+                              band)
+    if verbose: print(textwrap.fill(line, width, subsequent_indent='  ', break_on_hyphens=False))
+    return t
