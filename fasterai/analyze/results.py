@@ -8,7 +8,7 @@ import copy, math
 from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
-from ..core.units import check_flag, fraction_warnings
+from ..core.units import check_flag, check_flags, fraction_warnings
 from .targets import check_bounds, layer_targets, result_targets
 from .compressions import PERCENT
 from .confidence import within_noise
@@ -147,7 +147,7 @@ def _summary(self:SensitivityResult,
              metric:str|None=None,     # report this metric (None: `metric_name`)
              timing:bool=True):        # end with the timing line (eval_fn calls, seconds, the suffix cache)
     "Print a text report: the most sensitive and most robust layers, their intervals, unmeasured layers, timing."
-    print(result_report(self._pick(metric), top, timing))
+    print(result_report(timing=check_flag('timing', timing), top=top, r=self._pick(metric)))
 
 # %% ../../nbs/analyze/results.ipynb #2e46690f
 @_method(SensitivityResult, 'plot')
@@ -485,10 +485,10 @@ def _sweep_to_layer_targets(self:SweepResult,
                            ) -> dict[str, float]:
     "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
+        check_flags(extrapolate=extrapolate, verbose=verbose)
         s = _for_targets(self, metric, target_pct, min_pct, max_pct)
         return layer_targets(s, model, target_pct, min_pct, max_pct, budget, extrapolate, prior, band, calibration_data,
                              verbose, REPORT_WIDTH)
-
 
 # %% ../../nbs/analyze/results.ipynb #e7e44be0
 @_method(SweepResult, 'summary')
@@ -496,4 +496,4 @@ def _sweep_summary(self:SweepResult,
                    metric:str|None=None,    # report this metric (None: `metric_name`)
                    timing:bool=True):       # end with the timing line (eval_fn calls, seconds, the suffix cache)
     "Print a text report of the whole sweep: damage per layer and level, noise, early stops, unmeasured layers, timing."
-    print(sweep_report(self._pick(metric), timing))
+    print(sweep_report(timing=check_flag('timing', timing), s=self._pick(metric)))
