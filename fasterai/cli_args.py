@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 from .analyze.compressions import get_compression, compressions, as_compression
 from .core.select import select_modules
+from .core.units import pip_extra
 from .plan.plan import check_budget, KEYS
 from .plan.targets import Target, plan_target, BUILTIN_TARGETS
 from .export.formats import check_destination
@@ -125,8 +126,8 @@ def torchvision_names() -> list[str]:
     "The torchvision classification architectures `--model` accepts (built with `weights=None`)."
     try: import torchvision.models as tvm
     except ImportError as e:
-        raise ValueError("torchvision model names need torchvision, which comes with the fastai extra: "
-                         "pip install 'fasterai[fastai]' (or pass --model digits, or a saved model file)") from e
+        raise ValueError(f"torchvision model names need torchvision: {pip_extra('vision')} "
+                         "(or pass --model digits, or a saved model file)") from e
     return sorted(tvm.list_models(module=tvm))
 
 def _looks_like_path(s:str) -> bool:

@@ -8,8 +8,8 @@ import contextlib, contextvars, importlib, math, numbers, warnings
 import numpy as np
 
 # %% auto #0
-__all__ = ['FASTAI_EXTRA', 'check_flag', 'check_flags', 'fraction_warnings', 'check_percent', 'check_percents', 'check_bits',
-           'check_number', 'as_list', 'needs_fastai', 'fastai_module']
+__all__ = ['REPO_URL', 'FASTAI_EXTRA', 'check_flag', 'check_flags', 'fraction_warnings', 'check_percent', 'check_percents',
+           'check_bits', 'check_number', 'as_list', 'pip_extra', 'needs_fastai', 'fastai_module']
 
 # %% ../../nbs/core/units.ipynb #60f0c1a1
 def check_flag(name:str,   # the argument's name, for the message
@@ -135,7 +135,14 @@ def as_list(name:str,       # the argument's name, for messages
     return items
 
 # %% ../../nbs/core/units.ipynb #585e697c
-FASTAI_EXTRA = 'pip install "fasterai[fastai]"'
+REPO_URL = 'https://github.com/fasterai/fasterai'
+
+def pip_extra(extra:str,  # the extra: 'fastai', 'vision', 'transformers', 'export' or 'dev'
+             ) -> str:
+    "The command installing this fasterai with `extra`, from its repository (PyPI's `fasterai` is another library)."
+    return f'pip install "fasterai[{extra}] @ git+{REPO_URL}"'
+
+FASTAI_EXTRA = pip_extra('fastai')
 
 @contextlib.contextmanager
 def needs_fastai(what:str):   # what needs fastai, e.g. 'SparsifyCallback'

@@ -10,6 +10,7 @@ import torch.nn as nn
 from dataclasses import dataclass
 from pathlib import Path
 from ..core.coupling import tied_parameters
+from ..core.units import pip_extra
 from ..quantize.scheme import QuantScheme
 from ..analyze.effects import QuantEffect, register_format
 from ..plan.options import plan_kind
@@ -59,7 +60,7 @@ def require(module:str,   # the library's import name, e.g. 'compressed_tensors'
     try: return importlib.import_module(module)
     except ImportError as e:
         raise ImportError(f"target {target!r} needs the {module} package ({e}): "
-                          f"pip install 'fasterai[export]'") from None
+                          f"{pip_extra('export')}") from None
 
 # %% ../../nbs/export/formats.ipynb #1853a64f
 def check_destination(path,   # where an exporter writes: a directory
