@@ -177,7 +177,7 @@ def _errors(b:pd.DataFrame):
     return np.vstack([b['vs plan'] - b.low, b.high - b['vs plan']]) if len(b) and b.low.notna().all() else None
 
 _PLAN_COLOUR = 'tab:blue'       # the plan's own bar; every other method grey, whatever its verdict
-_VERDICT_WORDS = {'plan better': 'plan ahead', 'plan worse': 'method ahead', 'level': 'level'}
+_VERDICT_WORDS = {'plan better': 'plan better', 'plan worse': 'plan worse', 'level': 'level'}   # the table's words
 
 def _verdict_words(b:pd.DataFrame) -> list:
     "The text beside each baseline's bar: who is ahead beyond the interval ('' without intervals)."
@@ -192,7 +192,8 @@ def plot(self:Comparison,
     """Left: each method's metric (the plan blue, dense dashed). Right: each method minus the plan, with its
     interval, and the verdict written beside it (colour marks only the plan, never a verdict)."""
     import matplotlib.pyplot as plt
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=figsize)
+    from matplotlib.ticker import MaxNLocator
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=figsize, gridspec_kw={'width_ratios': [1, 1.2]})
     t = self.table[self.table.method != 'dense']
     colors = [_PLAN_COLOUR if m == 'plan' else 'tab:gray' for m in t.method]
     ax.barh(t.method, t.metric, color=colors)
@@ -205,6 +206,7 @@ def plot(self:Comparison,
     b = self.baselines
     bx.barh(b.method, b['vs plan'], xerr=_errors(b), color='tab:gray', capsize=3)
     bx.axvline(0, color='black', lw=1)
+    bx.xaxis.set_major_locator(MaxNLocator(4))          # a few ticks: readable at 11 pt
     bx.invert_yaxis()
     better = 'right' if self.higher_is_better else 'left'
     bx.set_xlabel(f"method - plan ({better} of 0: the method is better)", fontsize=fontsize)
@@ -212,7 +214,7 @@ def plot(self:Comparison,
     bx.set_title(f"{level}intervals; verdict beside each bar" if _errors(b) is not None
                  else "one number per method: no interval", fontsize=fontsize)
     for y, words in enumerate(_verdict_words(b)):          # outside the axes, right: never over a bar
-        bx.annotate(words, (1.02, y), xycoords=('axes fraction', 'data'), va='center', fontsize=fontsize)
+        bx.annotate(words, (1.04, y), xycoords=('axes fraction', 'data'), va='center', fontsize=fontsize)
     for a in (ax, bx): a.tick_params(labelsize=fontsize)
     fig.tight_layout()
     return ax, bx
