@@ -41,6 +41,7 @@ Rows (`--rows`, comma separated; default: all):
 """
 import argparse, copy, json, os, platform, time, warnings
 from collections import OrderedDict
+from fractions import Fraction
 from machine import cpu_model, load          # bench/machine.py: shared by the bench scripts
 import numpy as np
 import torch
@@ -69,6 +70,9 @@ def parse_args(argv=None):
                    help="how every Pruner of the run scores channels (default: the Pruner's own default)")
     p.add_argument('--sparsity-levels', default=None,
                    help=f"comma-separated sparsity levels of the LM sweeps (default: {','.join(map(str, SPARSITY_LEVELS))})")
+    p.add_argument('--bands', default=None,
+                   help="trained rows: also train the taught workflow with these bands of to_layer_targets, "
+                        "comma-separated 'sparser:denser' pairs, fractions allowed (e.g. '0.6:0.4,0.5:1/3')")
     p.add_argument('--only', default=None,
                    help="trained rows: train only these methods (';'-separated names, e.g. \"workflow (as taught);ERK\")")
     p.add_argument('--out', default=None, help='save every result (with its per-sample values) to this JSON file')
@@ -79,6 +83,12 @@ def parse_args(argv=None):
     if bad: p.error(f"--rows: unknown {bad}; allowed: {list(ROWS)}")
     a.seeds = [int(s) for s in a.seeds.split(',') if s.strip()]
     a.only = None if a.only is None else {m.strip() for m in a.only.split(';') if m.strip()}
+    try: a.bands = [tuple(float(Fraction(v)) for v in pair.split(':')) for pair in (a.bands or '').split(',') if pair.strip()]
+    except ValueError: p.error(f"--bands={a.bands!r}: give 'sparser:denser' pairs of numbers in (0, 1], e.g. '0.6:0.4'")
+    if any(len(b) != 2 or not all(0 < v <= 1 for v in b) for b in a.bands):
+        p.error(f"--bands: each pair is 'sparser:denser', both in (0, 1]; got {a.bands}")
+    for b in a.bands:                      # the taught workflow (prior='auto', checked) with another band
+        CANDIDATES[f"workflow, band ({b[0]:.3g}, {b[1]:.3g})"] = dict(prior='auto', band=b, checked=True)
     a.sparsity_levels = ([float(s) for s in a.sparsity_levels.split(',') if s.strip()] if a.sparsity_levels
                          else SPARSITY_LEVELS)
     if a.refine < 0: p.error(f"--refine={a.refine}: rounds must be >= 0")
@@ -382,9 +392,13 @@ CANDIDATES = {"workflow, unchecked": dict(prior='auto'), "workflow, prior='erk'"
               "workflow, prior='magnitude'": dict(prior='magnitude')}
 
 
-def candidate_targets(model, sweep, pct:float) -> dict:
-    "The targets of each candidate workflow of `CANDIDATES`."
-    return {name: sweep.to_layer_targets(model, pct, **kw) for name, kw in CANDIDATES.items()}
+def candidate_targets(model, sweep, pct:float, calibration_data=None) -> dict:
+    "The targets of each candidate workflow of `CANDIDATES` (`checked`: with the check on `calibration_data`)."
+    def made(kw):
+        kw = dict(kw)
+        if kw.pop('checked', False): kw['calibration_data'] = calibration_data
+        return sweep.to_layer_targets(model, pct, **kw)
+    return {name: made(kw) for name, kw in CANDIDATES.items()}
 
 
 def trained_once(results:Results, key:dict, targets:dict, train, record, *args, only=None):
@@ -451,7 +465,7 @@ def trained_rows(a, results:Results, row:str):
                 plan = plan_compression(sweep, {'params': 100 - pct}, sample=sample, scope='units')
                 c = rules_at(model, plan)
                 t1 = time.perf_counter()
-                targets = {WORKFLOW: workflow_targets(model, sweep, pct, cal), **candidate_targets(model, sweep, pct),
+                targets = {WORKFLOW: workflow_targets(model, sweep, pct, cal), **candidate_targets(model, sweep, pct, cal),
                            **{(PLAN_TASK if m == 'plan' else m): t['sparsity'] for m, t in c.targets.items()
                               if 'sparsity' in t}}
                 key = dict(row=row, model=arch, budget=f"{pct}% sparse", seed=seed,
@@ -576,7 +590,8 @@ def lm_trained_rows(a, results:Results, row:str):
             plan = plan_compression(sweep, {'params': 100 - pct}, sample=sample, scope='units')
             c = compare(model, plan, LM_RULES, data=data.test, metric=lm_nll_per_sample, higher_is_better=False,
                         calibration_data=batches, dense=False)
-            targets = {WORKFLOW: workflow_targets(model, sweep, pct, data.valid), **candidate_targets(model, sweep, pct),
+            targets = {WORKFLOW: workflow_targets(model, sweep, pct, data.valid),
+                       **candidate_targets(model, sweep, pct, data.valid),
                        **{m: t['sparsity'] for m, t in c.targets.items() if m != 'plan' and 'sparsity' in t}}
             t1 = time.perf_counter()
             trained_once(results, key, targets, train, lm_trained_record, model, data.test, only=a.only)

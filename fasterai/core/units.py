@@ -8,8 +8,8 @@ import contextlib, contextvars, importlib, math, numbers, warnings
 import numpy as np
 
 # %% auto #0
-__all__ = ['REPO_URL', 'FASTAI_EXTRA', 'check_flag', 'check_flags', 'fraction_warnings', 'check_percent', 'check_percents',
-           'check_bits', 'check_number', 'as_list', 'pip_extra', 'needs_fastai', 'fastai_module']
+__all__ = ['REPO_URL', 'EXTRAS', 'FASTAI_EXTRA', 'check_flag', 'check_flags', 'fraction_warnings', 'check_percent',
+           'check_percents', 'check_bits', 'check_number', 'as_list', 'pip_extra', 'needs_fastai', 'fastai_module']
 
 # %% ../../nbs/core/units.ipynb #60f0c1a1
 def check_flag(name:str,   # the argument's name, for the message
@@ -137,10 +137,13 @@ def as_list(name:str,       # the argument's name, for messages
 # %% ../../nbs/core/units.ipynb #585e697c
 REPO_URL = 'https://github.com/fasterai/fasterai'
 
-def pip_extra(extra:str,  # the extra: 'fastai', 'vision', 'transformers', 'export' or 'dev'
+EXTRAS = ['fastai', 'vision', 'transformers', 'export', 'dev']   # the extras of settings.ini
+
+def pip_extra(extra:str|list,  # an extra of `EXTRAS`, several comma-separated ('transformers,export') or a list
              ) -> str:
     "The command installing this fasterai with `extra`, from its repository (PyPI's `fasterai` is another library)."
-    return f'pip install "fasterai[{extra}] @ git+{REPO_URL}"'
+    names = as_list('extra', extra.split(',') if isinstance(extra, str) else extra, allowed=EXTRAS)
+    return f'pip install "fasterai[{",".join(names)}] @ git+{REPO_URL}"'
 
 FASTAI_EXTRA = pip_extra('fastai')
 
