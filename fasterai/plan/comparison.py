@@ -177,12 +177,11 @@ def _errors(b:pd.DataFrame):
     return np.vstack([b['vs plan'] - b.low, b.high - b['vs plan']]) if len(b) and b.low.notna().all() else None
 
 _PLAN_COLOUR = 'tab:blue'       # the plan's own bar; every other method grey, whatever its verdict
-_VERDICT_WORDS = {'plan better': 'plan better', 'plan worse': 'plan worse', 'level': 'level'}   # the table's words
 
 def _verdict_words(b:pd.DataFrame) -> list:
     "The text beside each baseline's bar: who is ahead beyond the interval ('' without intervals)."
     if _errors(b) is None: return [''] * len(b)
-    return [_VERDICT_WORDS.get(v, '') for v in b.verdict]
+    return [v if isinstance(v, str) else '' for v in b.verdict]     # the table's own words
 
 @patch
 def plot(self:Comparison,
