@@ -28,6 +28,7 @@ What it adds to nbdev 2.4's processing:
 - `param_table`: a comment on the line of the last parameter and the `) -> X:` (`bits) -> nn.Module:  # bits
   for ...`) documents that parameter (docments gives it to the return); signatures wrap at 83 characters, the
   page column at 1400 px.
+- `shown_imports`: an API page's first example shows the imports it needs (pasted, it runs).
 - `fix_name_links` (after all notebooks are processed): a link nbdev made for a backticked name lands on an
   anchor that exists: a method's entry, an anchor on the name's own page (the named criteria), or no link
   (private helpers and names without an entry).
@@ -376,13 +377,13 @@ def install_processors():
     "Run snapshot/restore around nbdev's `exec_show_docs`, show_docs in source order, and relative links last."
     import nbdev.processors as P, nbdev.serve as S
     base = P.FilterDefaults
-    ordered = make_ordered_show_docs()
+    ordered, shown = make_ordered_show_docs(), make_shown_imports()
     class DocsFilter(base):
         def base_procs(self):
             procs = [ordered if p is P.add_show_docs else p for p in super().base_procs()]
             i = procs.index(P.exec_show_docs)
             return procs[:i] + [snapshot_outputs, P.exec_show_docs, restore_outputs] + procs[i + 1:]
-        def xtra_procs(self): return super().xtra_procs() + [make_relative_links(None)]
+        def xtra_procs(self): return super().xtra_procs() + [make_relative_links(None), shown]
     S.FilterDefaults = DocsFilter
     run_for_docs = P._do_eval
     def do_eval(cell):
@@ -398,6 +399,78 @@ def install_processors():
             return True
         return run_for_docs(cell)
     P._do_eval = do_eval
+
+# ---------------------------------------------------------------- the first example's imports, shown
+# A reader pastes the first example of an API page and it must run: its page shows the imports of every name it reads
+# that no visible cell above it binds (the notebook imports them in a hidden cell, or defines them there). The lines
+# go at the top of that example: a name of the package from its page's own module if that module exports it, else from
+# the module that defines it; other names from THIRD_PARTY. `.ci/docs_check.py` (`unimported-name`) fails a page
+# whose first example still reads a name nothing visible binds.
+THIRD_PARTY = {
+    'torch': 'import torch', 'nn': 'from torch import nn', 'F': 'import torch.nn.functional as F',
+    'torchvision': 'import torchvision', 'np': 'import numpy as np', 'pd': 'import pandas as pd',
+    'plt': 'import matplotlib.pyplot as plt', 'hf': 'import transformers as hf', 'Path': 'from pathlib import Path',
+    'OrderedDict': 'from collections import OrderedDict', 'mock': 'from unittest import mock',
+    'cpu_offload': 'from accelerate import cpu_offload', 'Learner': 'from fastai.learner import Learner',
+    **{m: f'import {m}' for m in ('copy', 'json', 'math', 'os', 're', 'subprocess', 'sys', 'tempfile', 'textwrap',
+                                  'time', 'warnings')},
+}
+NO_IMPORTS_SHOWN = ('tutorials/', 'benchmarks/', 'demo/', 'index.ipynb')
+
+def package_names() -> dict:
+    "{name: module} of every name the package exports, at the module that defines it (else the first exporting it)."
+    import importlib, fasterai._modidx as mi
+    where, anywhere = {}, {}
+    for mod in mi.d['syms']:
+        try: m = importlib.import_module(mod)
+        except Exception: continue
+        for n in getattr(m, '__all__', []):
+            if getattr(getattr(m, n, None), '__module__', None) == mod: where.setdefault(n, mod)
+            anywhere.setdefault(n, mod)
+    return {**anywhere, **where}
+
+def import_lines(free: list, own: str | None, names: dict, width: int = 83) -> list:
+    "The import lines of the names `free` (package names first from `own`), wrapped at `width`; KeyError if one has none."
+    own_all = set(getattr(sys.modules.get(own), '__all__', ())) if own else set()
+    mods, lines = {}, set()
+    for n in free:
+        if n in own_all: mods.setdefault(own, []).append(n)
+        elif n in names: mods.setdefault(names[n], []).append(n)
+        elif n in THIRD_PARTY: lines.add(THIRD_PARTY[n])
+        else: raise KeyError(n)
+    out = sorted(lines)
+    for mod, ns in sorted(mods.items()):
+        line = f"from {mod} import {', '.join(ns)}"
+        out += [line] if len(line) <= width else textwrap.wrap(f"from {mod} import ({', '.join(ns)})", width,
+                                                                subsequent_indent=' ' * 4, break_long_words=False)
+    return out
+
+def make_shown_imports():
+    "A processor class that writes, at the top of an API page's first example, the imports it needs (see above)."
+    from nbdev.process import Processor
+    sys.path.insert(0, str(root / '.ci'))
+    from docs_check import _kind, unbound_names
+    names = {}
+    class shown_imports(Processor):
+        def end(self):
+            rel = Path(self.nb.path_).resolve().relative_to((root / 'nbs').resolve()).as_posix()
+            if rel.startswith(NO_IMPORTS_SHOWN): return
+            raw = Path(self.nb.path_).read_text(encoding='utf-8')
+            own = re.search(r'#\|\s*default_exp\s+([\w.]+)', raw)
+            own = f'fasterai.{own.group(1)}' if own else None
+            visible = [c for c in self.nb.cells if c.cell_type == 'code' and c.source.strip()
+                       and not re.match(r'show_doc\(', c.source) and c.directives_.get('echo') != ['false']]
+            first = next((i for i, c in enumerate(visible) if _kind(c.source) == 'example'), None)
+            if first is None: return
+            free = unbound_names([c.source for c in visible[:first + 1]])
+            if not free: return
+            if not names: names.update(package_names())
+            try: lines = import_lines(free, own, names)
+            except KeyError as e:
+                raise SystemExit(f'docs build: {rel}: the first example reads {e}, which no visible cell binds, '
+                                 f'the package does not export and THIRD_PARTY does not know')
+            visible[first].source = '\n'.join(lines) + '\n' + visible[first].source
+    return shown_imports
 
 # ---------------------------------------------------------------- links to anchors that exist
 _NAME_LINK = re.compile(r'\[`([^`\n]+)`\]\(([^)\s#]*)#([^)\s]+)\)')     # nbdev's link of a backticked name: [`x`](page.html#x)

@@ -61,6 +61,8 @@ cell; import-only cells count as neither test nor example):
 - late-example:    on an API page (not benchmarks/, demo/), the first example cell's first lines are not on the first
                    screen (900 px at 1400 px wide), its top estimated from the HTML above it (`top_estimate`,
                    calibrated with Chromium) (1 a page);
+- unimported-name: on an API page (not benchmarks/, demo/), a name the first example reads that no visible code cell
+                   up to it imports or defines (builtins aside): the example does not run when pasted (1 a page);
 - tutorial-tests:  visible test lines on a tutorial page (`tutorials/*`), counted in lines;
 - tutorial-figure: a tutorial page with no figure (`<img>` in the main content) (1 a page).
 The site:
@@ -81,7 +83,7 @@ ENFORCED = {'progress-bar', 'warning', 'builder-path', 'class-as-def', 'raw-link
             'factory', 'dead-anchor', 'no-source', 'returns-param', 'site-chrome', 'wide-signature',
             'empty-details', 'test-ratio', 'tutorial-tests', 'tutorial-figure', 'wide-output',
             'wide-code', 'bad-source', 'dangling-caption', 'makers-words', 'wide-table', 'late-example', 'small-figure',
-            'missing-figure', 'dash-flag'}
+            'missing-figure', 'dash-flag', 'unimported-name'}
 # TEMPORARY, per page: pages that still break an enforced rule, reported there and enforced everywhere else (a page
 # not listed fails the build). Each entry is a page its owner fixes after the merge; then it leaves the list, and an
 # empty list leaves only the rule. `--enforce-all` ignores the list.
@@ -90,9 +92,9 @@ PENDING_PAGE_FIXES: dict = {
 }
 RULES = ['progress-bar', 'warning', 'builder-path', 'factory', 'wide-output', 'wide-signature', 'wide-code',
          'wide-table', 'small-figure', 'missing-figure', 'class-as-def', 'raw-link', 'dash-flag', 'no-param-table', 'empty-details', 'returns-param',
-         'no-source', 'bad-source', 'dead-anchor', 'test-first', 'test-ratio', 'late-example', 'tutorial-tests',
+         'no-source', 'bad-source', 'dead-anchor', 'test-first', 'test-ratio', 'late-example', 'unimported-name', 'tutorial-tests',
          'tutorial-figure', 'dangling-caption', 'makers-words', 'site-chrome']
-PER_PAGE = {'test-ratio', 'tutorial-figure', 'late-example'}       # rules counted once a page (the summary says `pages`)
+PER_PAGE = {'test-ratio', 'tutorial-figure', 'late-example', 'unimported-name'}      # rules counted once a page (the summary says `pages`)
 assert set(RULES) == ENFORCED and set(PENDING_PAGE_FIXES) <= ENFORCED
 
 def enforced(rule: str, page: str) -> bool:
@@ -530,6 +532,42 @@ def late_example(main: str, cells: list) -> list:
     return [f'first example at ~{top:.0f} px (the first screen ends at {FIRST_SCREEN_PX} px): '
             f'{next(src for src, o, k in cells if o == first).strip().splitlines()[0][:70]}']
 
+# ---------------------------------------------------------------- the first example runs when pasted
+def parse_cell(src: str):
+    "The AST of a cell's code, its shell (`!`) and magic (`%`) lines left out; None if it does not parse."
+    try: return ast.parse('\n'.join(l for l in src.splitlines() if not l.lstrip().startswith(('!', '%'))))
+    except SyntaxError: return None
+
+def bound_and_used(tree) -> tuple:
+    "(names a cell binds, names it reads): assignments, defs, classes, imports, arguments and `except ... as` bind."
+    bound, used = set(), set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name): (used if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): bound.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)): bound |= {(a.asname or a.name).split('.')[0] for a in n.names}
+        elif isinstance(n, ast.arg): bound.add(n.arg)
+        elif isinstance(n, ast.ExceptHandler) and n.name: bound.add(n.name)
+    return bound, used
+
+def unbound_names(srcs: list) -> list:
+    "Names the cells `srcs` (in page order) read that none of them binds, nor Python's builtins (nor IPython's `display`)."
+    import builtins
+    bound, free = set(dir(builtins)) | {'display', 'get_ipython'}, set()
+    for s in srcs:
+        tree = parse_cell(s)
+        if tree is None: continue
+        b, u = bound_and_used(tree)
+        free |= u - bound - b
+        bound |= b
+    return sorted(free - bound)
+
+def unimported_names(cells: list) -> list:
+    "The names the first example of `cells` ((source, offset, kind) in page order) reads that nothing visible binds."
+    i = next((i for i, (_, _, k) in enumerate(cells) if k == 'example'), None)
+    if i is None: return []
+    free = unbound_names([src for src, _, _ in cells[:i + 1]])
+    return [f"{', '.join(free)} (first example: {cells[i][0].strip().splitlines()[0][:60]})"] if free else []
+
 def repo_url() -> str:
     "The repository, from settings.ini: `git_url`, else https://github.com/<user>/<repo>."
     import configparser
@@ -600,7 +638,9 @@ def check_page(page: Path, site: Site, classes: set, mods: set, private: set = f
         early = [src for src, o, k in cells if k == 'test' and (first_ex is None or o < first_ex)]
         if early: fails['test-first'].append(f'{len(early)} visible test cell(s) before the first example, '
                                              f'the first: {early[0].strip().splitlines()[0][:90]}')
-        if not rel.startswith(('benchmarks/', 'demo/')): fails['late-example'] += late_example(main, cells)
+        if not rel.startswith(('benchmarks/', 'demo/')):
+            fails['late-example'] += late_example(main, cells)
+            fails['unimported-name'] += unimported_names(cells)
         if n_test > MAX_TEST_RATIO * n_ex:
             fails['test-ratio'].append(f'{n_test} visible test lines vs {n_ex} example lines '
                                        f'({n_test / max(n_ex, 1):.0%} > {MAX_TEST_RATIO:.0%})')

@@ -22,7 +22,8 @@ CLEAN = f'''<!DOCTYPE html><html><head><link rel="icon" href="../favicon.png"></
 <main class="content" id="quarto-document-content"><header id="title-block-header"><h1 class="title">Schedule</h1>
 <div class="description">When compression happens.</div></header>
 <p>A schedule maps training progress to compression progress. Here is one:</p>
-<div id="cell-3" class="cell"><div class="sourceCode cell-code"><pre class="sourceCode python cell-code"><code>sched(0.5)</code></pre></div>
+<div id="cell-3" class="cell"><div class="sourceCode cell-code"><pre class="sourceCode python cell-code"><code>from fasterai.core.schedule import sched
+sched(0.5)</code></pre></div>
 <div class="cell-output cell-output-display"><pre><code>0.5</code></pre></div></div>
 <div class="cell-output cell-output-display">
 <table class="dataframe"><thead><tr><th></th><th>step</th><th>value</th></tr></thead>
@@ -91,6 +92,9 @@ PLANTS = [
     ('dash-flag', "a parameter table's Details with `--budget` made an en dash by smart punctuation (`with –budget: ...`)",
      lambda h: h.replace('<td>training progress, 0 to 1</td>', '<td>with –budget and –target RUNTIME: the plan</td>')
      if '<td>training progress, 0 to 1</td>' in h else _before_section('<p>With –budget: a plan within it.</p>')(h)),
+    ('unimported-name', "a first example that calls a helper the page defines in a hidden cell",
+     _after_header('<p>First:</p><div id="cell-2" class="cell"><div class="sourceCode cell-code"><pre class="sourceCode '
+                   'python cell-code"><code>model = tiny_model()\nmodel</code></pre></div></div>')),
     ('late-example', "six long paragraphs between the title and the first example",
      _after_header(('<p>' + 'Why this exists, at length. ' * 20 + '</p>\n') * 6)),
 ]
