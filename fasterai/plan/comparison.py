@@ -185,7 +185,7 @@ def _verdict_words(b:pd.DataFrame) -> list:
 
 @patch
 def plot(self:Comparison,
-         figsize:tuple=(8, 3.8),  # size of the two panels together (11-pt text: ~14 px in a 750-px column)
+         figsize:tuple=(8, 3.8),  # size of the two panels together, in inches
          fontsize:float=11,       # of every label, tick and title
         ):
     """Left: each method's metric (the plan blue, dense dashed). Right: each method minus the plan, with its
