@@ -34,7 +34,7 @@ What it adds to nbdev 2.4's processing:
   (private helpers and names without an entry).
 """
 from __future__ import annotations
-import ast, copy, dataclasses, inspect, re, sys, textwrap
+import ast, copy, dataclasses, inspect, json, re, sys, textwrap
 from pathlib import Path
 
 root = Path(__file__).resolve().parent.parent
@@ -429,12 +429,37 @@ def package_names() -> dict:
             anywhere.setdefault(n, mod)
     return {**anywhere, **where}
 
-def import_lines(free: list, own: str | None, names: dict, width: int = 83) -> list:
-    "The import lines of the names `free` (package names first from `own`), wrapped at `width`; KeyError if one has none."
-    own_all = set(getattr(sys.modules.get(own), '__all__', ())) if own else set()
+def notebook_imports(nb_json: dict) -> tuple:
+    """({name: (module or None, imported name, asname)}, [modules star-imported]) of every import statement of a
+    notebook's code cells, hidden ones included: what each name means on that page."""
+    from docs_check import parse_cell
+    named, star = {}, []
+    for c in nb_json['cells']:
+        if c['cell_type'] != 'code': continue
+        tree = parse_cell('\n'.join(l for l in ''.join(c['source']).splitlines() if not l.startswith('#|')))
+        for n in ast.walk(tree) if tree else []:
+            if isinstance(n, ast.ImportFrom) and n.module and not n.level:
+                for a in n.names:
+                    if a.name == '*': star.append(n.module)
+                    else: named.setdefault(a.asname or a.name, (n.module, a.name, a.asname))
+            elif isinstance(n, ast.Import):
+                for a in n.names: named.setdefault(a.asname or a.name.split('.')[0], (None, a.name, a.asname))
+    return named, star
+
+def import_lines(free: list, own: str | None, names: dict, page_imports: tuple = ({}, []), width: int = 83) -> list:
+    """The import lines of the names `free`, wrapped at `width`: as the page imports them (its import statements,
+    hidden ones included, then the modules it star-imports), else from `own` (the page's module), else from the
+    package module that defines them, else THIRD_PARTY. KeyError if a name has none."""
+    named, star = page_imports
+    exports = lambda mod: set(getattr(sys.modules.get(mod), '__all__', ())) if mod else set()
     mods, lines = {}, set()
     for n in free:
-        if n in own_all: mods.setdefault(own, []).append(n)
+        if n in named:
+            mod, orig, asname = named[n]
+            if mod is None: lines.add(f"import {orig}" + (f" as {asname}" if asname else ''))
+            else: mods.setdefault(mod, []).append(orig + (f" as {asname}" if asname else ''))
+        elif (m := next((m for m in star if n in exports(m)), None)): mods.setdefault(m, []).append(n)
+        elif n in exports(own): mods.setdefault(own, []).append(n)
         elif n in names: mods.setdefault(names[n], []).append(n)
         elif n in THIRD_PARTY: lines.add(THIRD_PARTY[n])
         else: raise KeyError(n)
@@ -465,7 +490,7 @@ def make_shown_imports():
             free = unbound_names([c.source for c in visible[:first + 1]])
             if not free: return
             if not names: names.update(package_names())
-            try: lines = import_lines(free, own, names)
+            try: lines = import_lines(free, own, names, notebook_imports(json.loads(raw)))
             except KeyError as e:
                 raise SystemExit(f'docs build: {rel}: the first example reads {e}, which no visible cell binds, '
                                  f'the package does not export and THIRD_PARTY does not know')
