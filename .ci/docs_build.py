@@ -471,7 +471,9 @@ def import_lines(free: list, own: str | None, names: dict, page_imports: tuple =
     return out
 
 def make_shown_imports():
-    "A processor class that writes, at the top of an API page's first example, the imports it needs (see above)."
+    """A processor class that writes, at the top of an API page's first example, the imports it needs (see above): the
+    example is its first visible code cell that is neither a test nor imports, with the code cells right after it
+    (no prose or entry between), as a reader pastes them."""
     from nbdev.process import Processor
     sys.path.insert(0, str(root / '.ci'))
     from docs_check import _kind, unbound_names
@@ -483,18 +485,22 @@ def make_shown_imports():
             raw = Path(self.nb.path_).read_text(encoding='utf-8')
             own = re.search(r'#\|\s*default_exp\s+([\w.]+)', raw)
             own = f'fasterai.{own.group(1)}' if own else None
-            visible = [c for c in self.nb.cells if c.cell_type == 'code' and c.source.strip()
-                       and not re.match(r'show_doc\(', c.source) and c.directives_.get('echo') != ['false']]
-            first = next((i for i, c in enumerate(visible) if _kind(c.source) == 'example'), None)
+            def shown(c):                      # a code cell the page shows (nbdev's show_doc cells carry `#| echo: false`)
+                return (c.cell_type == 'code' and c.source.strip() and not re.match(r'show_doc\(', c.source)
+                        and c.directives_.get('echo') != ['false'] and not re.search(r'^#\|\s*echo:\s*false', c.source, re.M))
+            cells = self.nb.cells
+            first = next((i for i, c in enumerate(cells) if shown(c) and _kind(c.source) == 'example'), None)
             if first is None: return
-            free = unbound_names([c.source for c in visible[:first + 1]])
+            last = first                       # the example runs on through the code cells right after it
+            while last + 1 < len(cells) and shown(cells[last + 1]): last += 1
+            free = unbound_names([c.source for c in cells[:last + 1] if shown(c)])
             if not free: return
             if not names: names.update(package_names())
             try: lines = import_lines(free, own, names, notebook_imports(json.loads(raw)))
             except KeyError as e:
-                raise SystemExit(f'docs build: {rel}: the first example reads {e}, which no visible cell binds, '
+                raise SystemExit(f'docs build: {rel}: the first example (and the code cells right after it) reads {e}, which no visible cell binds, '
                                  f'the package does not export and THIRD_PARTY does not know')
-            visible[first].source = '\n'.join(lines) + '\n' + visible[first].source
+            cells[first].source = '\n'.join(lines) + '\n' + cells[first].source
     return shown_imports
 
 # ---------------------------------------------------------------- links to anchors that exist

@@ -61,8 +61,9 @@ cell; import-only cells count as neither test nor example):
 - late-example:    on an API page (not benchmarks/, demo/), the first example cell's first lines are not on the first
                    screen (900 px at 1400 px wide), its top estimated from the HTML above it (`top_estimate`,
                    calibrated with Chromium) (1 a page);
-- unimported-name: on an API page (not benchmarks/, demo/), a name the first example reads that no visible code cell
-                   up to it imports or defines (builtins aside): the example does not run when pasted (1 a page);
+- unimported-name: on an API page (not benchmarks/, demo/), a name the first example (its first visible cell, with
+                   the code cells right after it) reads that no visible code cell up to there imports or defines
+                   (builtins aside): the example does not run when pasted (1 a page);
 - tutorial-tests:  visible test lines on a tutorial page (`tutorials/*`), counted in lines;
 - tutorial-figure: a tutorial page with no figure (`<img>` in the main content) (1 a page).
 The site:
@@ -561,11 +562,16 @@ def unbound_names(srcs: list) -> list:
         bound |= b
     return sorted(free - bound)
 
-def unimported_names(cells: list) -> list:
-    "The names the first example of `cells` ((source, offset, kind) in page order) reads that nothing visible binds."
+_BLOCK_END = re.compile(r'<h[1-6]\b|<p>(?!\s*<img)|class="[^"]*cell-output-markdown')   # prose, a heading or an API entry
+
+def unimported_names(cells: list, main: str) -> list:
+    """The names the first example of `cells` ((source, offset, kind) in page order) reads that nothing visible binds:
+    the example is its first cell, with the code cells right after it (no prose, heading or entry between)."""
     i = next((i for i, (_, _, k) in enumerate(cells) if k == 'example'), None)
     if i is None: return []
-    free = unbound_names([src for src, _, _ in cells[:i + 1]])
+    j = i
+    while j + 1 < len(cells) and not _BLOCK_END.search(main[cells[j][1]:cells[j + 1][1]]): j += 1
+    free = unbound_names([src for src, _, _ in cells[:j + 1]])
     return [f"{', '.join(free)} (first example: {cells[i][0].strip().splitlines()[0][:60]})"] if free else []
 
 def repo_url() -> str:
@@ -640,7 +646,7 @@ def check_page(page: Path, site: Site, classes: set, mods: set, private: set = f
                                              f'the first: {early[0].strip().splitlines()[0][:90]}')
         if not rel.startswith(('benchmarks/', 'demo/')):
             fails['late-example'] += late_example(main, cells)
-            fails['unimported-name'] += unimported_names(cells)
+            fails['unimported-name'] += unimported_names(cells, main)
         if n_test > MAX_TEST_RATIO * n_ex:
             fails['test-ratio'].append(f'{n_test} visible test lines vs {n_ex} example lines '
                                        f'({n_test / max(n_ex, 1):.0%} > {MAX_TEST_RATIO:.0%})')
