@@ -370,6 +370,10 @@ MAKERS_PROSE = [
     ('the CI folder', re.compile(r'(?<![\w/])\.ci/')),
     ('a commit hash', re.compile(r'\bcommit\s+[0-9a-f]{7,40}\b|(?<![\w/#.-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b(?![\w.-])')),
     ('a note to ourselves', re.compile(r'\bnot ours to fix\b|\bTODO\b|\bFIXME\b|\bXXX\b')),
+    ('the build machine or the notebook', re.compile(r'\bwhere this page was built\b|\bno downloads? (?:is|are) allowed\b|'
+                                                  r'\bnothing may be downloaded\b|\bthe notebook (?:imports|runs|saves)\b|'
+                                                  r'\bthis notebook\b|\bits cells do nothing\b|\barchitecture check\b|'
+                                                  r'\bearlier runs?\b|\bnot re-(?:run|measured)\b', re.I)),
 ]
 # ... and anywhere on the page, outputs included (a bench's pass/fail markers)
 MAKERS_ANYWHERE = [('a bench assertion marker', re.compile(r'\bHOLDS\b|\bDOES NOT HOLD\b'))]

@@ -78,6 +78,8 @@ PLANTS = [
      _before_section('<p>The tests check three layers:</p>')),
     ('makers-words', "a private name, 'hidden test' and a commit hash in the prose",
      _after_header('<p>It calls <code>_validate</code> (a hidden test checks it), measured at commit e1b048d.</p>')),
+    ('makers-words', "the build machine in the prose ('where this page was built')",
+     _after_header('<p>llama.cpp is not installed where this page was built.</p>')),
     ('wide-table', "a 14-column DataFrame (about 1,400 px) in an output", _before_section(_wide_df())),
     ('wide-table', "a text output that pandas wrapped with a trailing '\\'", _before_section(_WRAPPED_OUT)),
     ('wide-code', "a shell line of 110 characters in a code block of the prose (not a cell)",
