@@ -29,6 +29,7 @@ What it adds to nbdev 2.4's processing:
   for ...`) documents that parameter (docments gives it to the return); signatures wrap at 83 characters, the
   page column at 1400 px.
 - `shown_imports`: an API page's first example shows the imports it needs (pasted, it runs).
+- `figure_alts`: every figure gets an alt text, its caption (the prose just above its cell) or the call that drew it.
 - `fix_name_links` (after all notebooks are processed): a link nbdev made for a backticked name lands on an
   anchor that exists: a method's entry, an anchor on the name's own page (the named criteria), or no link
   (private helpers and names without an entry).
@@ -377,13 +378,13 @@ def install_processors():
     "Run snapshot/restore around nbdev's `exec_show_docs`, show_docs in source order, and relative links last."
     import nbdev.processors as P, nbdev.serve as S
     base = P.FilterDefaults
-    ordered, shown = make_ordered_show_docs(), make_shown_imports()
+    ordered, shown, alts = make_ordered_show_docs(), make_shown_imports(), make_figure_alts()
     class DocsFilter(base):
         def base_procs(self):
             procs = [ordered if p is P.add_show_docs else p for p in super().base_procs()]
             i = procs.index(P.exec_show_docs)
             return procs[:i] + [snapshot_outputs, P.exec_show_docs, restore_outputs] + procs[i + 1:]
-        def xtra_procs(self): return super().xtra_procs() + [make_relative_links(None), shown]
+        def xtra_procs(self): return super().xtra_procs() + [make_relative_links(None), shown, alts]
     S.FilterDefaults = DocsFilter
     run_for_docs = P._do_eval
     def do_eval(cell):
@@ -502,6 +503,43 @@ def make_shown_imports():
                                  f'the package does not export and THIRD_PARTY does not know')
             cells[first].source = '\n'.join(lines) + '\n' + cells[first].source
     return shown_imports
+
+# ---------------------------------------------------------------- alt text of figures
+def _plain(md: str) -> str:
+    "Markdown as plain text: links as their text, no backticks, emphasis or HTML."
+    md = re.sub(r'!?\[([^\]]*)\]\([^)]*\)', r'\1', md)
+    md = re.sub(r'<[^>]+>', '', md)
+    md = re.sub(r'(?<!\w)_([^_\n]+)_(?!\w)', r'\1', md.replace('`', '').replace('**', '').replace('*', ''))
+    return ' '.join(md.split())
+
+def figure_alt(caption_md: str | None, code: str) -> str:
+    "A figure's alt text: the last paragraph of the prose just above its cell (its caption), else the call that drew it."
+    paras = [' '.join(l for l in p.splitlines() if not l.lstrip().startswith('#'))       # headings left out
+             for p in re.split(r'\n\s*\n', caption_md or '') if not p.lstrip().startswith(('|', '```'))]
+    paras = [p for p in paras if p.strip()]
+    if paras: text = _plain(paras[-1]).rstrip(':').strip()
+    else:
+        lines = [l.strip().rstrip(';') for l in code.splitlines() if l.strip() and not l.startswith('#')]
+        drew = [l for l in lines if re.search(r'\.plot\w*\(|\bplt\.|\.imshow\(|Image\(', l)] or lines[-1:]
+        text = f"The figure drawn by {drew[-1]}" if drew else 'A figure'
+    return text if len(text) <= 250 else text[:247].rsplit(' ', 1)[0] + '...'
+
+def make_figure_alts():
+    "A processor class that gives every figure of a code cell an alt text (`#| fig-alt:`), unless the cell has one."
+    from nbdev.process import Processor
+    class figure_alts(Processor):
+        def end(self):
+            prev = None
+            for c in self.nb.cells:
+                if c.cell_type == 'markdown': prev = c.source; continue
+                if c.cell_type != 'code': continue
+                has_img = any('image/png' in o.get('data', {}) for o in c.get('outputs', []))
+                if has_img and 'fig-alt' not in c.directives_ and not re.search(r'^#\|\s*fig-alt:', c.source, re.M):
+                    c.source = f'#| fig-alt: {json.dumps(figure_alt(prev, c.source))}\n' + c.source
+                body = [l for l in c.source.splitlines() if l.strip() and not l.startswith('#')]
+                imports_only = body and all(re.match(r'(from\s+\S+\s+)?import\b', l) for l in body)
+                if body and not imports_only and not re.match(r'(#\|[^\n]*\n)*show_doc\(', c.source): prev = None
+    return figure_alts
 
 # ---------------------------------------------------------------- links to anchors that exist
 _NAME_LINK = re.compile(r'\[`([^`\n]+)`\]\(([^)\s#]*)#([^)\s]+)\)')     # nbdev's link of a backticked name: [`x`](page.html#x)

@@ -64,6 +64,7 @@ cell; import-only cells count as neither test nor example):
 - unimported-name: on an API page (not benchmarks/, demo/), a name the first example (its first visible cell, with
                    the code cells right after it) reads that no visible code cell up to there imports or defines
                    (builtins aside): the example does not run when pasted (1 a page);
+- no-alt:          a figure (`<img>`) without alt text;
 - tutorial-tests:  visible test lines on a tutorial page (`tutorials/*`), counted in lines;
 - tutorial-figure: a tutorial page with no figure (`<img>` in the main content) (1 a page).
 The site:
@@ -84,7 +85,7 @@ ENFORCED = {'progress-bar', 'warning', 'builder-path', 'class-as-def', 'raw-link
             'factory', 'dead-anchor', 'no-source', 'returns-param', 'site-chrome', 'wide-signature',
             'empty-details', 'test-ratio', 'tutorial-tests', 'tutorial-figure', 'wide-output',
             'wide-code', 'bad-source', 'dangling-caption', 'makers-words', 'wide-table', 'late-example', 'small-figure',
-            'missing-figure', 'dash-flag', 'unimported-name'}
+            'missing-figure', 'dash-flag', 'unimported-name', 'no-alt'}
 # TEMPORARY, per page: pages that still break an enforced rule, reported there and enforced everywhere else (a page
 # not listed fails the build). Each entry is a page its owner fixes after the merge; then it leaves the list, and an
 # empty list leaves only the rule. `--enforce-all` ignores the list.
@@ -92,7 +93,7 @@ PENDING_PAGE_FIXES: dict = {
     # empty: every page passes every enforced rule (2026-12-02)
 }
 RULES = ['progress-bar', 'warning', 'builder-path', 'factory', 'wide-output', 'wide-signature', 'wide-code',
-         'wide-table', 'small-figure', 'missing-figure', 'class-as-def', 'raw-link', 'dash-flag', 'no-param-table', 'empty-details', 'returns-param',
+         'wide-table', 'small-figure', 'missing-figure', 'no-alt', 'class-as-def', 'raw-link', 'dash-flag', 'no-param-table', 'empty-details', 'returns-param',
          'no-source', 'bad-source', 'dead-anchor', 'test-first', 'test-ratio', 'late-example', 'unimported-name', 'tutorial-tests',
          'tutorial-figure', 'dangling-caption', 'makers-words', 'site-chrome']
 PER_PAGE = {'test-ratio', 'tutorial-figure', 'late-example', 'unimported-name'}      # rules counted once a page (the summary says `pages`)
@@ -608,6 +609,8 @@ def check_page(page: Path, site: Site, classes: set, mods: set, private: set = f
     fails['dangling-caption'] += dangling_captions(main)
     fails['small-figure'] += small_figures(main, page)
     fails['missing-figure'] += missing_figures(main)
+    fails['no-alt'] += [f'an <img> without alt text: {t[:80]}' for t in re.findall(r'<img\b[^>]*>', main)
+                        if not re.search(r'\balt="[^"]+"', t)]
     fails['makers-words'] += makers_words(main, private)
     entries = api_entries(main)
     for e in entries:

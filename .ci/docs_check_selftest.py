@@ -88,6 +88,7 @@ PLANTS = [
                      '&amp;&amp; pip install -e ".[fastai,transformers]"</code></pre></div>')),
     ('small-figure', "a row of seven panels 21 inches wide (4,200 px at 200 dpi): its text 5 px tall in the column",
      _before_section(_png(4200, 500, 200))),
+    ('no-alt', "a figure without alt text", _before_section(_png(1600, 800, 200))),
     ('missing-figure', "a code cell ending in `res.plot();` saved without its output (no figure under it)",
      _before_section('<div id="cell-98" class="cell"><div class="sourceCode cell-code"><pre class="sourceCode python '
                      'cell-code"><code>res.plot();</code></pre></div></div>')),
