@@ -477,7 +477,7 @@ def make_shown_imports():
     (no prose or entry between), as a reader pastes them."""
     from nbdev.process import Processor
     sys.path.insert(0, str(root / '.ci'))
-    from docs_check import _kind, unbound_names
+    from docs_check import _kind, unbound_names, parse_cell, bound_and_used
     names = {}
     class shown_imports(Processor):
         def end(self):
@@ -495,13 +495,41 @@ def make_shown_imports():
             last = first                       # the example runs on through the code cells right after it
             while last + 1 < len(cells) and shown(cells[last + 1]): last += 1
             free = unbound_names([c.source for c in cells[:last + 1] if shown(c)])
-            if not free: return
             if not names: names.update(package_names())
-            try: lines = import_lines(free, own, names, notebook_imports(json.loads(raw)))
-            except KeyError as e:
-                raise SystemExit(f'docs build: {rel}: the first example (and the code cells right after it) reads {e}, which no visible cell binds, '
-                                 f'the package does not export and THIRD_PARTY does not know')
-            cells[first].source = '\n'.join(lines) + '\n' + cells[first].source
+            page_imports = notebook_imports(json.loads(raw))
+            if free:
+                try: lines = import_lines(free, own, names, page_imports)
+                except KeyError as e:
+                    raise SystemExit(f'docs build: {rel}: the first example (and the code cells right after it) reads '
+                                     f'{e}, which no visible cell binds, the package does not export and THIRD_PARTY '
+                                     f'does not know')
+                cells[first].source = '\n'.join(lines) + '\n' + cells[first].source
+            # every later example: the imports of the names it is the first to read, at its top (a name defined in a
+            # hidden cell has none and is left as it is: a page's own fixtures)
+            import builtins
+            seen = set(dir(builtins)) | {'display', 'get_ipython'}
+            for c in cells[:last + 1]:
+                if shown(c) and (t := parse_cell(c.source)) is not None: seen |= bound_and_used(t)[0]
+            i = last + 1
+            while i < len(cells):
+                if not shown(cells[i]): i += 1; continue
+                j = i
+                while j + 1 < len(cells) and shown(cells[j + 1]): j += 1
+                need = []
+                for c in cells[i:j + 1]:
+                    if (t := parse_cell(c.source)) is None: continue
+                    b, u = bound_and_used(t)
+                    need += [n for n in sorted(u - seen - b) if n not in need]
+                    seen |= b
+                placed = []
+                for n in need:
+                    try: import_lines([n], own, names, page_imports)
+                    except KeyError: continue
+                    placed.append(n)
+                if placed:
+                    seen |= set(placed)
+                    cells[i].source = '\n'.join(import_lines(placed, own, names, page_imports)) + '\n' + cells[i].source
+                i = j + 1
     return shown_imports
 
 # ---------------------------------------------------------------- alt text of figures

@@ -207,6 +207,30 @@ def bits_map(self:Plan) -> dict:
     "Fully qualified layer name -> bits: what a backend that stores weights as integers per layer reads."
     return {l: b for k in self.kinds if plan_kinds[k].stores_bits for l, b in self.targets(k).items()}
 
+# %% ../../nbs/plan/plan.ipynb #905a785d
+@patch
+def with_levels(self:Plan,
+                levels:dict,           # kind -> level for every unit that takes it (a kind not given: left alone)
+                units:dict|None=None,  # unit name -> {kind: level}: that unit's levels instead of `levels`
+               ) -> Plan:
+    "This plan's units at the levels given: a format picked by hand, on the same costs as the planner's choice."
+    for k in levels:
+        if k not in self.kinds:
+            raise ValueError(f"levels: kind {k!r} is not planned here; this plan's kinds: {list(self.kinds)}")
+    names = {u.name for u in self.units}
+    unknown = sorted(set(units or {}) - names)
+    if unknown: raise ValueError(f"units: {unknown} are not units of this plan; its units: {sorted(names)}")
+    choice = []
+    for u in self.units:
+        want = (units or {}).get(u.name, levels)
+        option = tuple(want.get(k) for k in u.kinds)
+        match = [j for j, o in enumerate(u.options) if tuple(o) == option]
+        if not match:
+            raise ValueError(f"unit {u.name!r}: no option {dict(zip(u.kinds, option))}; its options "
+                             f"({', '.join(u.kinds)}): {[tuple(o) for o in u.options]}")
+        choice.append(match[0])
+    return self._with(np.array(choice))
+
 # %% ../../nbs/plan/plan.ipynb #6d85f901
 @patch
 def to_dataframe(self:Plan) -> pd.DataFrame:
