@@ -18,7 +18,7 @@ from ..analyze.costs import Selection
 from ..analyze.effects import EFFECTS
 
 # %% auto #0
-__all__ = ['plan_kinds', 'curve_options', 'PlanUnit', 'named_criteria', 'PlanKind', 'plan_kind', 'plan_units']
+__all__ = ['plan_kinds', 'curve_options', 'PlanUnit', 'options_at', 'named_criteria', 'PlanKind', 'plan_kind', 'plan_units']
 
 # %% ../../nbs/plan/options.ipynb #0187a79a
 def curve_options(levels,                 # the levels a sweep measured (percent, or bits)
@@ -71,6 +71,29 @@ class PlanUnit:
         parts = [f"{k} {get_compression(k).format_level(l)}"
                  for k, l in zip(self.kinds, self.options[j]) if l is not None]
         return ', '.join(parts) or 'none'
+
+# %% ../../nbs/plan/options.ipynb #73ee8888
+def options_at(units:list,           # `PlanUnit`s
+               kinds,                # the kinds the plan holds
+               levels:dict,          # kind -> level for every unit that takes it (a kind not given: left alone)
+               per_unit:dict|None=None,  # unit name -> {kind: level}: that unit's levels instead of `levels`
+              ) -> list:
+    "The index of each unit's option at the levels given, or a clear error naming the unit and its options."
+    for k in levels:
+        if k not in kinds: raise ValueError(f"levels: kind {k!r} is not planned here; this plan's kinds: {list(kinds)}")
+    names = {u.name for u in units}
+    unknown = sorted(set(per_unit or {}) - names)
+    if unknown: raise ValueError(f"units: {unknown} are not units of this plan; its units: {sorted(names)}")
+    out = []
+    for u in units:
+        want = (per_unit or {}).get(u.name, levels)
+        option = tuple(want.get(k) for k in u.kinds)
+        match = [j for j, o in enumerate(u.options) if tuple(o) == option]
+        if not match:
+            raise ValueError(f"unit {u.name!r}: no option {dict(zip(u.kinds, option))}; its options "
+                             f"({', '.join(u.kinds)}): {[tuple(o) for o in u.options]}")
+        out.append(match[0])
+    return out
 
 # %% ../../nbs/plan/options.ipynb #18273b40
 def named_criteria(name:str,  # a criteria's name, e.g. 'large_final'

@@ -20,7 +20,7 @@ from ..quantize.quantizer import Quantizer
 from .problem import InfeasibleBudget, check_budget, PlanProblem
 from ..analyze.costs import KEYS, SPARSE_INDEX, Selection, CostModel, measure, percent_of
 from ..analyze.budget_keys import CostKey
-from .options import PlanUnit, plan_kind, plan_kinds, plan_units
+from .options import PlanUnit, plan_kind, plan_kinds, plan_units, options_at
 from .inputs import check_sweeps, recorded_costs, counted_costs, plan_fields, metric_fn
 from .report import shown_metric, plan_table, summary_lines, plot_levels, plot_front
 from .search import repair_plan, refine_plan
@@ -151,10 +151,9 @@ def plan_compression(sweeps,                      # a `SweepResult`, or several 
                      target=None,
                     ) -> Plan:
     "The least predicted damage under `budget`, across every kind swept: a `Plan` to read, apply, verify and repair."
-    target = plan_target(target)
+    target, keys = plan_target(target), check_keys(keys)
     check_flags(extrapolate=extrapolate, gains=gains, sparse_macs=sparse_macs)
     if model is not None: check_model(model)
-    keys = check_keys(keys)
     sweeps, budget = check_sweeps(sweeps), check_budget(budget, KEYS + tuple(k.name for k in keys))
     check_target_kinds(target, sweeps)
     if sparse_index not in SPARSE_INDEX:
@@ -207,29 +206,13 @@ def bits_map(self:Plan) -> dict:
     "Fully qualified layer name -> bits: what a backend that stores weights as integers per layer reads."
     return {l: b for k in self.kinds if plan_kinds[k].stores_bits for l, b in self.targets(k).items()}
 
-# %% ../../nbs/plan/plan.ipynb #905a785d
 @patch
 def with_levels(self:Plan,
                 levels:dict,           # kind -> level for every unit that takes it (a kind not given: left alone)
                 units:dict|None=None,  # unit name -> {kind: level}: that unit's levels instead of `levels`
                ) -> Plan:
     "This plan's units at the levels given: a format picked by hand, on the same costs as the planner's choice."
-    for k in levels:
-        if k not in self.kinds:
-            raise ValueError(f"levels: kind {k!r} is not planned here; this plan's kinds: {list(self.kinds)}")
-    names = {u.name for u in self.units}
-    unknown = sorted(set(units or {}) - names)
-    if unknown: raise ValueError(f"units: {unknown} are not units of this plan; its units: {sorted(names)}")
-    choice = []
-    for u in self.units:
-        want = (units or {}).get(u.name, levels)
-        option = tuple(want.get(k) for k in u.kinds)
-        match = [j for j, o in enumerate(u.options) if tuple(o) == option]
-        if not match:
-            raise ValueError(f"unit {u.name!r}: no option {dict(zip(u.kinds, option))}; its options "
-                             f"({', '.join(u.kinds)}): {[tuple(o) for o in u.options]}")
-        choice.append(match[0])
-    return self._with(np.array(choice))
+    return self._with(np.array(options_at(self.units, self.kinds, levels, units)))
 
 # %% ../../nbs/plan/plan.ipynb #6d85f901
 @patch
@@ -356,8 +339,7 @@ def measure(self:Plan,
            ) -> pd.DataFrame:
     "Apply the plan to a copy of `model` and count what it keeps: budget, planned and measured, per key."
     check_model(model)
-    m = copy.deepcopy(model)
-    q = self._apply(m, sample, calibration_data, criteria)
+    q = self._apply(m := copy.deepcopy(model), sample, calibration_data, criteria)
     return self._figures_of(m, q, sample)
 
 @patch
@@ -410,8 +392,7 @@ def verify(self:Plan,
     t0 = time.perf_counter()
     check_model(model)
     evaluate = metric_fn(eval_fn, data, metric, self.higher_is_better)
-    m = copy.deepcopy(model)
-    q = self._apply(m, sample, calibration_data, criteria)
+    q = self._apply(m := copy.deepcopy(model), sample, calibration_data, criteria)
     value = evaluate(m)
     figs = self._figures_of(m, q, sample)[['key', 'budget %', 'planned %', 'measured %']]
     return Verification(self.predicted_metric, value, self.baseline, self.higher_is_better, figs,
