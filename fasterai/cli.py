@@ -171,7 +171,7 @@ CURVES_IN_COLOUR = 20
 def draw_curves(sweep:SweepResult,  # the sweep reported
                 ax,                 # the matplotlib Axes to draw into
                ):
-    "curves.png: every layer in its own colour, named in the legend (the `CURVES_IN_COLOUR` most damaged of more)."
+    "curves.png: every layer in its own colour, named in the legend (past `CURVES_IN_COLOUR`: the most damaged)."
     return sweep.plot_curves(ax=ax, top=None if len(sweep.layers) <= CURVES_IN_COLOUR else CURVES_IN_COLOUR)
 
 def report_files(sweep:SweepResult,  # the sweep reported
