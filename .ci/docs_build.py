@@ -430,6 +430,8 @@ def package_names() -> dict:
             anywhere.setdefault(n, mod)
     return {**anywhere, **where}
 
+FIXTURE = ('fixture', None, None)      # a name a hidden cell of the page defines: it has no import
+
 def notebook_imports(nb_json: dict) -> tuple:
     """({name: (module or None, imported name, asname)}, [modules star-imported]) of every import statement of a
     notebook's code cells, hidden ones included: what each name means on that page."""
@@ -437,7 +439,13 @@ def notebook_imports(nb_json: dict) -> tuple:
     named, star = {}, []
     for c in nb_json['cells']:
         if c['cell_type'] != 'code': continue
-        tree = parse_cell('\n'.join(l for l in ''.join(c['source']).splitlines() if not l.startswith('#|')))
+        src = ''.join(c['source'])
+        tree = parse_cell('\n'.join(l for l in src.splitlines() if not l.startswith('#|')))
+        if tree and re.search(r'^#\|\s*(hide|include:\s*false)\b', src, re.M) and not re.search(r'^#\|\s*export', src, re.M):
+            for n in tree.body:                # a hidden cell's own definitions: the page's fixtures, no import
+                bound = [n.name] if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else \
+                        [t.id for t in getattr(n, 'targets', [getattr(n, 'target', None)]) if isinstance(t, ast.Name)]
+                for b in bound: named.setdefault(b, FIXTURE)
         for n in ast.walk(tree) if tree else []:
             if isinstance(n, ast.ImportFrom) and n.module and not n.level:
                 for a in n.names:
@@ -455,6 +463,7 @@ def import_lines(free: list, own: str | None, names: dict, page_imports: tuple =
     exports = lambda mod: set(getattr(sys.modules.get(mod), '__all__', ())) if mod else set()
     mods, lines = {}, set()
     for n in free:
+        if named.get(n) == FIXTURE: raise KeyError(n)      # the page's own hidden helper: shadows any package name
         if n in named:
             mod, orig, asname = named[n]
             if mod is None: lines.add(f"import {orig}" + (f" as {asname}" if asname else ''))
@@ -470,6 +479,13 @@ def import_lines(free: list, own: str | None, names: dict, page_imports: tuple =
         out += [line] if len(line) <= width else textwrap.wrap(f"from {mod} import ({', '.join(ns)})", width,
                                                                 subsequent_indent=' ' * 4, break_long_words=False)
     return out
+
+def _after_options(source: str, lines: list) -> str:
+    "`source` with `lines` inserted after its leading `#|` options and `%%` cell magics (which must stay first)."
+    head = source.splitlines(keepends=True)
+    k = 0
+    while k < len(head) and head[k].startswith(('#|', '%%')): k += 1
+    return ''.join(head[:k]) + '\n'.join(lines) + '\n' + ''.join(head[k:])
 
 def make_shown_imports():
     """A processor class that writes, at the top of an API page's first example, the imports it needs (see above): the
@@ -488,7 +504,8 @@ def make_shown_imports():
             own = f'fasterai.{own.group(1)}' if own else None
             def shown(c):                      # a code cell the page shows (nbdev's show_doc cells carry `#| echo: false`)
                 return (c.cell_type == 'code' and c.source.strip() and not re.match(r'show_doc\(', c.source)
-                        and c.directives_.get('echo') != ['false'] and not re.search(r'^#\|\s*echo:\s*false', c.source, re.M))
+                        and not re.search(r'^#\|\s*(echo|include):\s*false', c.source, re.M)
+                        and not {'echo:', 'include:'} & {k for k, v in c.directives_.items() if v == ['false']})
             cells = self.nb.cells
             first = next((i for i, c in enumerate(cells) if shown(c) and _kind(c.source) == 'example'), None)
             if first is None: return
@@ -503,7 +520,7 @@ def make_shown_imports():
                     raise SystemExit(f'docs build: {rel}: the first example (and the code cells right after it) reads '
                                      f'{e}, which no visible cell binds, the package does not export and THIRD_PARTY '
                                      f'does not know')
-                cells[first].source = '\n'.join(lines) + '\n' + cells[first].source
+                cells[first].source = _after_options(cells[first].source, lines)
             # every later example: the imports of the names it is the first to read, at its top (a name defined in a
             # hidden cell has none and is left as it is: a page's own fixtures)
             import builtins
@@ -528,7 +545,7 @@ def make_shown_imports():
                     placed.append(n)
                 if placed:
                     seen |= set(placed)
-                    cells[i].source = '\n'.join(import_lines(placed, own, names, page_imports)) + '\n' + cells[i].source
+                    cells[i].source = _after_options(cells[i].source, import_lines(placed, own, names, page_imports))
                 i = j + 1
     return shown_imports
 

@@ -76,17 +76,21 @@ class PlanUnit:
 def options_at(units:list,           # `PlanUnit`s
                kinds,                # the kinds the plan holds
                levels:dict,          # kind -> level for every unit that takes it (a kind not given: left alone)
-               per_unit:dict|None=None,  # unit name -> {kind: level}: that unit's levels instead of `levels`
+               per_unit:dict|None=None,  # unit name -> {kind: level}: that unit's levels, over `levels`
               ) -> list:
     "The index of each unit's option at the levels given, or a clear error naming the unit and its options."
-    for k in levels:
-        if k not in kinds: raise ValueError(f"levels: kind {k!r} is not planned here; this plan's kinds: {list(kinds)}")
+    per_unit = {} if per_unit is None else per_unit
     names = {u.name for u in units}
-    unknown = sorted(set(per_unit or {}) - names)
+    unknown = sorted(set(per_unit) - names)
     if unknown: raise ValueError(f"units: {unknown} are not units of this plan; its units: {sorted(names)}")
+    for where, given in [('levels', levels)] + [(f'units[{n!r}]', g) for n, g in per_unit.items()]:
+        if not isinstance(given, dict): raise TypeError(f"{where}={given!r} must be a dict of kind -> level")
+        for k in given:
+            if k not in kinds:
+                raise ValueError(f"{where}: kind {k!r} is not planned here; this plan's kinds: {list(kinds)}")
     out = []
     for u in units:
-        want = (per_unit or {}).get(u.name, levels)
+        want = {**levels, **per_unit.get(u.name, {})}
         option = tuple(want.get(k) for k in u.kinds)
         match = [j for j, o in enumerate(u.options) if tuple(o) == option]
         if not match:

@@ -209,7 +209,7 @@ def bits_map(self:Plan) -> dict:
 @patch
 def with_levels(self:Plan,
                 levels:dict,           # kind -> level for every unit that takes it (a kind not given: left alone)
-                units:dict|None=None,  # unit name -> {kind: level}: that unit's levels instead of `levels`
+                units:dict|None=None,  # unit name -> {kind: level}: that unit's levels, over `levels`
                ) -> Plan:
     "This plan's units at the levels given: a format picked by hand, on the same costs as the planner's choice."
     return self._with(np.array(options_at(self.units, self.kinds, levels, units)))
