@@ -455,16 +455,16 @@ def notebook_imports(nb_json: dict) -> tuple:
                 for a in n.names: named.setdefault(a.asname or a.name.split('.')[0], (None, a.name, a.asname))
     return named, star
 
-def import_lines(free: list, own: str | None, names: dict, page_imports: tuple = ({}, []), width: int = 83) -> list:
-    """The import lines of the names `free`, wrapped at `width`: as the page imports them (its import statements,
-    hidden ones included, then the modules it star-imports), else from `own` (the page's module), else from the
-    package module that defines them, else THIRD_PARTY. KeyError if a name has none."""
+def import_lines(free: list, own: str | None, names: dict, page_imports: tuple = ({}, []), width: int = 83) -> tuple:
+    """`(import lines, names with none)` of the names `free`, wrapped at `width`: as the page imports them (its import
+    statements, hidden ones included, then the modules it star-imports), else from `own` (the page's module), else
+    from the package module that defines them, else THIRD_PARTY. A name a hidden cell of the page defines has none."""
     named, star = page_imports
     exports = lambda mod: set(getattr(sys.modules.get(mod), '__all__', ())) if mod else set()
-    mods, lines = {}, set()
+    mods, lines, unplaced = {}, set(), []
     for n in free:
-        if named.get(n) == FIXTURE: raise KeyError(n)      # the page's own hidden helper: shadows any package name
-        if n in named:
+        if named.get(n) == FIXTURE: unplaced.append(n)      # the page's own hidden helper: shadows any package name
+        elif n in named:
             mod, orig, asname = named[n]
             if mod is None: lines.add(f"import {orig}" + (f" as {asname}" if asname else ''))
             else: mods.setdefault(mod, []).append(orig + (f" as {asname}" if asname else ''))
@@ -472,13 +472,13 @@ def import_lines(free: list, own: str | None, names: dict, page_imports: tuple =
         elif n in exports(own): mods.setdefault(own, []).append(n)
         elif n in names: mods.setdefault(names[n], []).append(n)
         elif n in THIRD_PARTY: lines.add(THIRD_PARTY[n])
-        else: raise KeyError(n)
+        else: unplaced.append(n)
     out = sorted(lines)
     for mod, ns in sorted(mods.items()):
         line = f"from {mod} import {', '.join(ns)}"
         out += [line] if len(line) <= width else textwrap.wrap(f"from {mod} import ({', '.join(ns)})", width,
                                                                 subsequent_indent=' ' * 4, break_long_words=False)
-    return out
+    return out, unplaced
 
 def _after_options(source: str, lines: list) -> str:
     "`source` with `lines` inserted after its leading `#|` options and `%%` cell magics (which must stay first)."
@@ -493,7 +493,7 @@ def make_shown_imports():
     (no prose or entry between), as a reader pastes them."""
     from nbdev.process import Processor
     sys.path.insert(0, str(root / '.ci'))
-    from docs_check import _kind, unbound_names, parse_cell, bound_and_used
+    from docs_check import _kind, parse_cell, bound_and_used
     names = {}
     class shown_imports(Processor):
         def end(self):
@@ -509,44 +509,36 @@ def make_shown_imports():
             cells = self.nb.cells
             first = next((i for i, c in enumerate(cells) if shown(c) and _kind(c.source) == 'example'), None)
             if first is None: return
-            last = first                       # the example runs on through the code cells right after it
-            while last + 1 < len(cells) and shown(cells[last + 1]): last += 1
-            free = unbound_names([c.source for c in cells[:last + 1] if shown(c)])
             if not names: names.update(package_names())
             page_imports = notebook_imports(json.loads(raw))
-            if free:
-                try: lines = import_lines(free, own, names, page_imports)
-                except KeyError as e:
-                    raise SystemExit(f'docs build: {rel}: the first example (and the code cells right after it) reads '
-                                     f'{e}, which no visible cell binds, the package does not export and THIRD_PARTY '
-                                     f'does not know')
-                cells[first].source = _after_options(cells[first].source, lines)
-            # every later example: the imports of the names it is the first to read, at its top (a name defined in a
-            # hidden cell has none and is left as it is: a page's own fixtures)
-            import builtins
-            seen = set(dir(builtins)) | {'display', 'get_ipython'}
-            for c in cells[:last + 1]:
-                if shown(c) and (t := parse_cell(c.source)) is not None: seen |= bound_and_used(t)[0]
-            i = last + 1
+            # the examples as a reader pastes them: the first is every shown cell up to the first example and the code
+            # cells right after it; each later one, a run of shown code cells. Each gets, at its top, the imports of
+            # the names it is the first to read; the first must place them all, a later one leaves the page's own
+            # hidden helpers as they are.
+            blocks, i = [], 0
             while i < len(cells):
                 if not shown(cells[i]): i += 1; continue
                 j = i
                 while j + 1 < len(cells) and shown(cells[j + 1]): j += 1
+                if j < first: i = j + 1; continue
+                blocks.append((first, [c for c in cells[:j + 1] if shown(c)]) if not blocks else (i, cells[i:j + 1]))
+                i = j + 1
+            import builtins
+            seen = set(dir(builtins)) | {'display', 'get_ipython'}
+            for k, (top, block) in enumerate(blocks):
                 need = []
-                for c in cells[i:j + 1]:
+                for c in block:
                     if (t := parse_cell(c.source)) is None: continue
                     b, u = bound_and_used(t)
                     need += [n for n in sorted(u - seen - b) if n not in need]
                     seen |= b
-                placed = []
-                for n in need:
-                    try: import_lines([n], own, names, page_imports)
-                    except KeyError: continue
-                    placed.append(n)
-                if placed:
-                    seen |= set(placed)
-                    cells[i].source = _after_options(cells[i].source, import_lines(placed, own, names, page_imports))
-                i = j + 1
+                lines, unplaced = import_lines(need, own, names, page_imports)
+                if k == 0 and unplaced:
+                    raise SystemExit(f'docs build: {rel}: the first example (and the code cells right after it) reads '
+                                     f'{unplaced}, which no visible cell binds, the package does not export and '
+                                     f'THIRD_PARTY does not know')
+                if lines: cells[top].source = _after_options(cells[top].source, lines)
+                seen |= set(need) - set(unplaced)
     return shown_imports
 
 # ---------------------------------------------------------------- alt text of figures

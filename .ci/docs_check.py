@@ -556,7 +556,8 @@ def bound_and_used(tree) -> tuple:
     return bound, used
 
 def unbound_names(srcs: list) -> list:
-    "Names the cells `srcs` (in page order) read that none of them binds, nor Python's builtins (nor IPython's `display`)."
+    """Names the cells `srcs` (in page order) read before any of them binds them, nor Python's builtins (nor IPython's
+    `display`): a cell pasted before the one that imports a name fails on it."""
     import builtins
     bound, free = set(dir(builtins)) | {'display', 'get_ipython'}, set()
     for s in srcs:
@@ -565,7 +566,7 @@ def unbound_names(srcs: list) -> list:
         b, u = bound_and_used(tree)
         free |= u - bound - b
         bound |= b
-    return sorted(free - bound)
+    return sorted(free)
 
 _BLOCK_END = re.compile(r'<h[1-6]\b|<p>(?!\s*<img)|class="[^"]*cell-output-markdown')   # prose, a heading or an API entry
 
