@@ -483,7 +483,7 @@ def _sweep_to_layer_targets(self:SweepResult,
                             calibration_data=None, # with a prior: batches to check the targets on (`checked_targets`)
                             verbose:bool=True,     # with calibration_data: print which the check kept
                            ) -> dict[str, float]:
-    "Per-layer percents minimising the predicted damage of the whole curves, weighted mean = `target_pct`."
+    "Per-layer percents minimising the curves' predicted damage, mean `target_pct`; to train them in: `prior='auto'`."
     with fraction_warnings():                 # a fraction-looking target warns once, not again in the helpers
         check_flags(extrapolate=extrapolate, verbose=verbose)
         s = _for_targets(self, metric, target_pct, min_pct, max_pct)
