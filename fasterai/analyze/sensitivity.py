@@ -115,7 +115,7 @@ class SensitivityAnalyzer:
                  higher_is_better=None,          # True (accuracy), False (a loss), a dict name -> bool; None: by name
                  metric_name:str|None=None,      # for reports; several: the ranking one (None: 'accuracy' / the first)
                  device=None,                    # run the analysis on this device (None: where the model is)
-                 calibration_data=None,          # activation quantization: batches to calibrate output ranges
+                 calibration_data=None,          # batches: the inputs sparsegpt/gptq/wanda read; activation ranges
                  confidence:float|None=0.95,     # with a per-sample metric: level of each delta's interval (None: none)
                  resamples:int=1000,             # bootstrap resamples
                  bootstrap_seed:int=0,           # seed of the bootstrap resamples
