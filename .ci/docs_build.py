@@ -493,7 +493,7 @@ def make_shown_imports():
     (no prose or entry between), as a reader pastes them."""
     from nbdev.process import Processor
     sys.path.insert(0, str(root / '.ci'))
-    from docs_check import _kind, parse_cell, bound_and_used
+    from docs_check import _kind, read_before_bound, _builtin_names
     names = {}
     class shown_imports(Processor):
         def end(self):
@@ -523,15 +523,9 @@ def make_shown_imports():
                 if j < first: i = j + 1; continue
                 blocks.append((first, [c for c in cells[:j + 1] if shown(c)]) if not blocks else (i, cells[i:j + 1]))
                 i = j + 1
-            import builtins
-            seen = set(dir(builtins)) | {'display', 'get_ipython'}
+            seen = _builtin_names()
             for k, (top, block) in enumerate(blocks):
-                need = []
-                for c in block:
-                    if (t := parse_cell(c.source)) is None: continue
-                    b, u = bound_and_used(t)
-                    need += [n for n in sorted(u - seen - b) if n not in need]
-                    seen |= b
+                need, seen = read_before_bound([c.source for c in block], seen)
                 lines, unplaced = import_lines(need, own, names, page_imports)
                 if k == 0 and unplaced:
                     raise SystemExit(f'docs build: {rel}: the first example (and the code cells right after it) reads '

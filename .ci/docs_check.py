@@ -555,18 +555,27 @@ def bound_and_used(tree) -> tuple:
         elif isinstance(n, ast.ExceptHandler) and n.name: bound.add(n.name)
     return bound, used
 
-def unbound_names(srcs: list) -> list:
-    """Names the cells `srcs` (in page order) read before any of them binds them, nor Python's builtins (nor IPython's
-    `display`): a cell pasted before the one that imports a name fails on it."""
-    import builtins
-    bound, free = set(dir(builtins)) | {'display', 'get_ipython'}, set()
+def read_before_bound(srcs: list, known: set) -> tuple:
+    """`(names, bound)`: the names the cells `srcs` (in page order) read before any of them binds them and not in
+    `known`, in the order first read; and `known` with every name the cells bind."""
+    bound, free = set(known), []
     for s in srcs:
         tree = parse_cell(s)
         if tree is None: continue
         b, u = bound_and_used(tree)
-        free |= u - bound - b
+        free += [n for n in sorted(u - bound - b) if n not in free]
         bound |= b
-    return sorted(free)
+    return free, bound
+
+def _builtin_names() -> set:
+    "Python's builtins and IPython's `display` and `get_ipython`: names a pasted cell never needs to import."
+    import builtins
+    return set(dir(builtins)) | {'display', 'get_ipython'}
+
+def unbound_names(srcs: list) -> list:
+    """Names the cells `srcs` (in page order) read before any of them binds them, nor Python's builtins (nor IPython's
+    `display`): a cell pasted before the one that imports a name fails on it."""
+    return sorted(read_before_bound(srcs, _builtin_names())[0])
 
 _BLOCK_END = re.compile(r'<h[1-6]\b|<p>(?!\s*<img)|class="[^"]*cell-output-markdown')   # prose, a heading or an API entry
 

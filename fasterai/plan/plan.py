@@ -292,7 +292,7 @@ def _apply(self:Plan, model:nn.Module, sample=None, calibration_data=None, crite
 def apply(self:Plan,
           model:nn.Module,          # the model the sweeps measured, compressed in place
           sample=None,              # an example input (default: the plan's; a loaded plan has none): to trace pruning
-          calibration_data=None,    # batches: the inputs sparsegpt/gptq read; activation ranges
+          calibration_data=None,    # batches: the inputs sparsegpt/gptq read; activation ranges (default: sample)
           criteria=None,            # override the criteria the sweeps recorded (needed for one fasterai does not name)
           # None: float weights, rounded as planned; 'torchao': the runtime's own quantized tensors, in process
           backend:str|None=None,
@@ -334,7 +334,7 @@ def scope_layers(self:Plan) -> list|None:
 def measure(self:Plan,
             model:nn.Module,        # the model the sweeps measured (left untouched: a copy is compressed)
             sample=None,            # an example input (default: the plan's): to trace the pruning graph
-            calibration_data=None,  # batches: the inputs sparsegpt/gptq read; activation ranges
+            calibration_data=None,  # batches: the inputs sparsegpt/gptq read; activation ranges (default: sample)
             criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
            ) -> pd.DataFrame:
     "Apply the plan to a copy of `model` and count what it keeps: budget, planned and measured, per key."
@@ -385,7 +385,7 @@ def verify(self:Plan,
            data=None,              # or: batches (x, y) to evaluate on ...
            metric=None,            # ... with metric(preds, targets) -> float
            sample=None,            # an example input (default: the plan's): to trace the pruning graph
-           calibration_data=None,  # batches: the inputs sparsegpt/gptq read; activation ranges
+           calibration_data=None,  # batches: the inputs sparsegpt/gptq read; activation ranges (default: sample)
            criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
           ) -> Verification:
     "Compress a copy of `model` as planned, evaluate it, count what it keeps: measured against predicted."
@@ -419,7 +419,7 @@ def repair(self:Plan,
            tol:float=0.,           # stop when the measured metric is at most this much worse than predicted
            max_steps:int=5,        # back-off steps at most
            sample=None,            # an example input (default: the plan's): to trace the pruning graph
-           calibration_data=None,  # batches: the inputs sparsegpt/gptq read; activation ranges
+           calibration_data=None,  # batches: the inputs sparsegpt/gptq read; activation ranges (default: sample)
            criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
           ) -> Plan:
     """Back off, greedily, the units that hurt more than predicted, until the plan measures as predicted (within
@@ -438,7 +438,7 @@ def refine(self:Plan,
            metric=None,            # ... with metric(preds, targets) -> float
            rounds:int=2,           # measure the neighbours and solve again at most this many times
            sample=None,            # an example input (default: the plan's): to trace the pruning graph
-           calibration_data=None,  # batches: the inputs sparsegpt/gptq read; activation ranges
+           calibration_data=None,  # batches: the inputs sparsegpt/gptq read; activation ranges (default: sample)
            criteria=None,          # override the criteria the sweeps recorded (one not named in fasterai)
           ) -> Plan:
     "Measure the plan's neighbours (each unit one level milder, one stronger), correct the curves, solve again."
